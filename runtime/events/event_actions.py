@@ -1,0 +1,51 @@
+"""EventActions: the side effects an event asks the Runner to commit."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+
+class EventActions(BaseModel):
+    """What committing an event changes: state, artifacts, control flow."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+
+    skip_summarization: bool | None = None
+    """The function response is final: the model is not called again to summarise it."""
+
+    state_delta: dict[str, Any] = Field(default_factory=dict)
+    """Keys to set in state, by prefix scope (none, ``user:``, ``app:``; ``temp:`` is never stored)."""
+
+    artifact_delta: dict[str, int] = Field(default_factory=dict)
+    """Artifact filename -> version saved by this event."""
+
+    transfer_to_agent: str | None = None
+    """Hand control to the named agent."""
+
+    escalate: bool | None = None
+    """Leave the enclosing LoopAgent (or signal a parent that this agent is done)."""
+
+    requested_auth_configs: dict[str, Any] = Field(default_factory=dict)
+    """Function call id -> auth configuration a tool asked for."""
+
+    end_of_agent: bool | None = None
+    """The authoring agent finished its part of the invocation (used to resume workflows)."""
+
+    agent_state: dict[str, Any] | None = None
+    """Checkpoint of a workflow agent's progress, so a resumed invocation continues where it stopped."""
+
+    def is_empty(self) -> bool:
+        """True when committing these actions would change nothing."""
+        return not (
+            self.skip_summarization
+            or self.state_delta
+            or self.artifact_delta
+            or self.transfer_to_agent
+            or self.escalate
+            or self.requested_auth_configs
+            or self.end_of_agent
+            or self.agent_state is not None
+        )
