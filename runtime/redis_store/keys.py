@@ -1,0 +1,92 @@
+"""Every Redis key agentq uses, in one place.
+
+All keys start with ``agentq:``. The keys of one user's sessions share the hash tag ``{app/user}`` so that
+one Lua script can commit an event (history, session state, user state, version, fence check, stream entry)
+on Redis Cluster too. App-scoped state is shared across users, so it lives under the app's own tag and an
+event that carries an ``app:`` delta pays one extra round trip.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import quote
+
+PREFIX = "agentq:"
+
+
+def _part(value: str) -> str:
+    # Escape characters that would break the hash tag or the key structure.
+    return quote(value, safe="")
+
+
+def user_tag(app_name: str, user_id: str) -> str:
+    """The hash tag shared by a user's sessions and user state."""
+    return "{" + _part(app_name) + "/" + _part(user_id) + "}"
+
+
+def app_tag(app_name: str) -> str:
+    """The hash tag of app-wide keys."""
+    return "{" + _part(app_name) + "}"
+
+
+def _session_base(app_name: str, user_id: str, session_id: str) -> str:
+    return f"{PREFIX}{user_tag(app_name, user_id)}:s:{_part(session_id)}"
+
+
+def session_meta(app_name: str, user_id: str, session_id: str) -> str:
+    """Hash: id, app, user, version, last_update_time."""
+    return _session_base(app_name, user_id, session_id) + ":meta"
+
+
+def session_state(app_name: str, user_id: str, session_id: str) -> str:
+    """Hash: session-scoped state, one field per key, JSON values."""
+    return _session_base(app_name, user_id, session_id) + ":state"
+
+
+def session_events(app_name: str, user_id: str, session_id: str) -> str:
+    """List: committed events as JSON, oldest first."""
+    return _session_base(app_name, user_id, session_id) + ":events"
+
+
+def session_stream(app_name: str, user_id: str, session_id: str) -> str:
+    """Stream: every event (partial ones too) and status entry of the session."""
+    return _session_base(app_name, user_id, session_id) + ":stream"
+
+
+def session_lease(app_name: str, user_id: str, session_id: str) -> str:
+    """String: the invocation id holding the session's lease (with a TTL the holder heartbeats)."""
+    return _session_base(app_name, user_id, session_id) + ":lease"
+
+
+def session_fence(app_name: str, user_id: str, session_id: str) -> str:
+    """Integer: the fencing token, INCRed on every lease acquisition; commits carry the token they hold."""
+    return _session_base(app_name, user_id, session_id) + ":fence"
+
+
+def user_sessions(app_name: str, user_id: str) -> str:
+    """Set: the session ids of one user in one app."""
+    return f"{PREFIX}{user_tag(app_name, user_id)}:sessions"
+
+
+def user_state(app_name: str, user_id: str) -> str:
+    """Hash: ``user:`` state of one user in one app."""
+    return f"{PREFIX}{user_tag(app_name, user_id)}:user_state"
+
+
+def app_state(app_name: str) -> str:
+    """Hash: ``app:`` state of one app."""
+    return f"{PREFIX}{app_tag(app_name)}:app_state"
+
+
+def app_users(app_name: str) -> str:
+    """Set: user ids that have sessions in the app (for list_sessions without a user)."""
+    return f"{PREFIX}{app_tag(app_name)}:users"
+
+
+def artifact_versions(app_name: str, user_id: str, scope: str, filename: str) -> str:
+    """List: the versions of one artifact (scope is a session id, or 'user' for ``user:`` files)."""
+    return f"{PREFIX}{user_tag(app_name, user_id)}:a:{_part(scope)}:{_part(filename)}"
+
+
+def artifact_index(app_name: str, user_id: str, scope: str) -> str:
+    """Set: artifact filenames in one scope."""
+    return f"{PREFIX}{user_tag(app_name, user_id)}:a:{_part(scope)}:index"
