@@ -37,6 +37,10 @@ class PayloadTooLargeError(UsageError):
     """Raised when a request body or message exceeds the configured size limit."""
 
 
+class ModelNotConfiguredError(UsageError):
+    """Raised when a model backend has no credentials or endpoint to call (e.g. no GOOGLE_API_KEY for Gemini)."""
+
+
 # --- unknown ids ----------------------------------------------------------------------------------
 
 

@@ -15,7 +15,6 @@ from collections.abc import AsyncGenerator
 
 from google.adk.agents import LlmAgent
 from google.adk.models import BaseLlm, LlmRequest, LlmResponse
-from google.adk.models._capabilities import LlmCapabilities
 from google.genai import types
 
 APP = "bench"
@@ -36,11 +35,6 @@ class ScriptedLlm(BaseLlm):
     """
 
     model: str = "scripted"
-
-    @property
-    def capabilities(self) -> LlmCapabilities:
-        # Declared outright so ADK skips its deprecated name-based detection.
-        return LlmCapabilities(output_schema_and_tools=False)
 
     async def generate_content_async(
         self, llm_request: LlmRequest, stream: bool = False

@@ -60,9 +60,10 @@ class ScriptedLlm(BaseLlm):
         if self.latency:
             await asyncio.sleep(self.latency)
         turn = self.pick_turn(llm_request)
+        fresh = self.responder is not None  # a responder builds a new answer per call: no need to copy it
         if callable(turn) and not isinstance(turn, types.FunctionCall | LlmResponse):
-            turn = turn(llm_request)
-        response = to_llm_response(turn)
+            turn, fresh = turn(llm_request), True
+        response = turn if fresh and isinstance(turn, LlmResponse) else to_llm_response(turn)
         text = response.content.parts[0].text if _is_plain_text(response) else None
         if stream and text:
             words = text.split(" ")

@@ -90,3 +90,67 @@ def artifact_versions(app_name: str, user_id: str, scope: str, filename: str) ->
 def artifact_index(app_name: str, user_id: str, scope: str) -> str:
     """Set: artifact filenames in one scope."""
     return f"{PREFIX}{user_tag(app_name, user_id)}:a:{_part(scope)}:index"
+
+
+def session_event_times(app_name: str, user_id: str, session_id: str) -> str:
+    """Sorted set: event index (zero-padded) scored by the running maximum of event timestamps.
+
+    Lets ``get_session(after_timestamp=...)`` find the first event to load without reading history.
+    """
+    return _session_base(app_name, user_id, session_id) + ":times"
+
+
+def session_active_invocations(app_name: str, user_id: str, session_id: str) -> str:
+    """Sorted set: invocation id scored by the millisecond part of its first stream entry id.
+
+    Stream trimming never drops entries at or after the lowest score (the oldest active invocation).
+    """
+    return _session_base(app_name, user_id, session_id) + ":active"
+
+
+# --- worker: invocations, session queues, leases, journal (appended by the worker engineer) -------
+
+
+def invocation(app_name: str, user_id: str, invocation_id: str) -> str:
+    """Hash: one invocation record (scalars raw, structured fields JSON); shares the session's hash tag."""
+    return f"{PREFIX}{user_tag(app_name, user_id)}:i:{_part(invocation_id)}"
+
+
+def user_invocations(app_name: str, user_id: str) -> str:
+    """Sorted set: a user's invocation ids in one app, scored by creation time (the approval inbox)."""
+    return f"{PREFIX}{user_tag(app_name, user_id)}:invocations"
+
+
+def session_queue(app_name: str, user_id: str, session_id: str) -> str:
+    """List: invocation ids waiting for or holding the session, FIFO; only the head may take the lease."""
+    return _session_base(app_name, user_id, session_id) + ":queue"
+
+
+def invocation_index() -> str:
+    """Hash: invocation id -> JSON [app, user, session], so a bare id finds its record."""
+    return f"{PREFIX}invocation_index"
+
+
+def lease_expiries() -> str:
+    """Sorted set: running invocation id scored by its lease expiry (ms); the reaper scans it for dead workers."""
+    return f"{PREFIX}lease_expiries"
+
+
+def dispatch_due() -> str:
+    """Sorted set: invocation id scored by when its run job must have been claimed (ms), else it is re-sent."""
+    return f"{PREFIX}dispatch_due"
+
+
+def call_deadlines() -> str:
+    """Sorted set: ``invocation_id call_id`` scored by the pending call's deadline (unix seconds)."""
+    return f"{PREFIX}call_deadlines"
+
+
+def tool_journal(invocation_id: str) -> str:
+    """Hash: function_call_id -> JSON {state: started|completed, response}; the tool idempotency records."""
+    return f"{PREFIX}journal:{{{_part(invocation_id)}}}"
+
+
+def workers() -> str:
+    """Hash: worker name -> JSON {pid, apps, started_at}; written when a worker is ready to consume."""
+    return f"{PREFIX}workers"

@@ -1,0 +1,1 @@
+"""The ``agentq`` command line: workers, the API, the demo, and terminal commands for invocations."""

@@ -1,0 +1,82 @@
+"""Terminal commands on invocations: enqueue, follow, respond, cancel, get, list."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+
+def add_enqueue(parser: argparse.ArgumentParser) -> None:
+    """``agentq enqueue APP USER MESSAGE``."""
+    parser.add_argument("app_name")
+    parser.add_argument("user_id")
+    parser.add_argument("message", help="the user's message (text)")
+    parser.add_argument("--session", help="session id (default: a new session)")
+    parser.add_argument("--state-delta", type=json.loads, default=None, help="JSON object")
+    parser.add_argument("--follow", action="store_true", help="print events until the invocation settles")
+
+
+def add_follow(parser: argparse.ArgumentParser) -> None:
+    """``agentq follow INVOCATION_ID``."""
+    parser.add_argument("invocation_id")
+    parser.add_argument("--after", help="a stream entry id: print only later entries")
+
+
+def add_respond(parser: argparse.ArgumentParser) -> None:
+    """``agentq respond INVOCATION_ID CALL_ID RESPONSE_JSON``."""
+    parser.add_argument("invocation_id")
+    parser.add_argument("call_id")
+    parser.add_argument("response", type=json.loads, help='JSON object, e.g. \'{"approved": true}\'')
+    parser.add_argument("--name", help="the function name (checked against the pending call)")
+    parser.add_argument("--will-continue", action="store_true", help="an intermediate update; the call stays pending")
+    parser.add_argument("--follow", action="store_true", help="print events until the invocation settles again")
+
+
+def add_cancel(parser: argparse.ArgumentParser) -> None:
+    """``agentq cancel INVOCATION_ID``."""
+    parser.add_argument("invocation_id")
+    parser.add_argument("--reason", default="cancelled from the command line")
+
+
+def add_get(parser: argparse.ArgumentParser) -> None:
+    """``agentq get INVOCATION_ID``."""
+    parser.add_argument("invocation_id")
+
+
+def run(command: str, args: argparse.Namespace, redis_url: str) -> int:
+    """Run one command against ``redis_url``; prints JSON lines."""
+    from worker.client import SyncAgentqClient
+
+    with SyncAgentqClient(redis_url) as client:
+        if command == "enqueue":
+            session_id = args.session or client.create_session(args.app_name, args.user_id).id
+            invocation_id = client.enqueue(args.app_name, args.user_id, session_id, args.message, args.state_delta)
+            _print({"invocationId": invocation_id, "sessionId": session_id})
+            if args.follow:
+                _follow(client, invocation_id)
+        elif command == "follow":
+            _follow(client, args.invocation_id, args.after)
+        elif command == "respond":
+            response = {"id": args.call_id, "name": args.name, "response": args.response,
+                        "will_continue": args.will_continue or None}
+            position = client.stream_position(args.invocation_id)
+            record = client.respond(args.invocation_id, [{k: v for k, v in response.items() if v is not None}])
+            _print({"invocationId": record.id, "status": record.status})
+            if args.follow:
+                _follow(client, record.id, position)
+        elif command == "cancel":
+            _print(client.cancel(args.invocation_id, args.reason).to_json_dict())
+        elif command == "get":
+            _print(client.get(args.invocation_id).to_json_dict())
+    return 0
+
+
+def _follow(client, invocation_id: str, after: str | None = None) -> None:
+    for entry in client.events(invocation_id, after):
+        _print({"id": entry.id, "kind": entry.kind, "data": entry.data})
+
+
+def _print(value: dict) -> None:
+    sys.stdout.write(json.dumps(value) + "\n")
+    sys.stdout.flush()

@@ -1,0 +1,127 @@
+"""``agentq api``: serve the HTTP API with uvicorn. Settings from flags or AGENTQ_* environment variables."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import os
+import sys
+
+from runtime.errors import UsageError
+
+log = logging.getLogger("agentq.api")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The ``agentq api`` flags."""
+    env = os.environ.get
+    parser.add_argument(
+        "--app", action="append", dest="apps", default=None, metavar="MODULE:ATTR|NAME",
+        help="an App to serve (module:attr is imported for its name; a bare name is used as is). "
+        "Repeatable; default AGENTQ_APPS (comma-separated)",
+    )
+    parser.add_argument("--host", default=env("AGENTQ_API_HOST", "127.0.0.1"), help="bind address (AGENTQ_API_HOST)")
+    parser.add_argument("--port", type=int, default=int(env("AGENTQ_API_PORT", "8000")), help="(AGENTQ_API_PORT)")
+    # SUPPRESS: `agentq --redis-url X api` sets these on the main parser; a subparser default would erase them.
+    parser.add_argument(
+        "--redis-url", default=argparse.SUPPRESS,
+        help="Redis URL (AGENTQ_REDIS_URL); none: start an embedded redis-server under --data-dir",
+    )
+    parser.add_argument("--data-dir", default=argparse.SUPPRESS, help="embedded Redis data, AGENTQ_DATA_DIR (.agentq)")
+    parser.add_argument(
+        "--api-keys-file", default=env("AGENTQ_API_KEYS_FILE"),
+        help="JSON file {key: {users: [...], apps: [...]}} (AGENTQ_API_KEYS_FILE; AGENTQ_API_KEYS holds the same "
+        "JSON inline). No keys: only loopback clients are served",
+    )
+    parser.add_argument(
+        "--max-body-bytes", type=int, default=int(env("AGENTQ_MAX_BODY_BYTES", "1000000")),
+        help="larger request bodies get 413 (AGENTQ_MAX_BODY_BYTES)",
+    )
+    parser.add_argument("--log-level", default=argparse.SUPPRESS, help="(AGENTQ_LOG_LEVEL, info)")
+    parser.add_argument("--access-log", action="store_true", help="log every request")
+
+
+def app_names(specs: list[str]) -> list[str]:
+    """The app names of ``module:attr`` specs (imported for their ``name``) and bare names (used as is)."""
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())  # like `python -m`, so examples.* resolve from the project root
+    names = []
+    for value in specs:
+        for spec in (part.strip() for part in value.split(",")):
+            if not spec:
+                continue
+            module_name, sep, attr = spec.partition(":")
+            if not sep:
+                names.append(spec)
+                continue
+            try:
+                target = importlib.import_module(module_name)
+                for part in attr.split("."):
+                    target = getattr(target, part)
+            except (ImportError, AttributeError) as exc:
+                raise UsageError(f"app {spec!r} cannot be loaded: {exc}") from exc
+            names.append(target.name)
+    return names
+
+
+def app_specs(args: argparse.Namespace) -> list[str]:
+    """The --app values, else AGENTQ_APPS."""
+    return args.apps or [os.environ.get("AGENTQ_APPS", "")]
+
+
+def build(args: argparse.Namespace, redis_url: str):
+    """The ASGI app for ``args`` on ``redis_url``."""
+    from api import ApiSettings, create_app
+    from api.services import redis_services
+    from api.settings import load_keys
+
+    settings = ApiSettings(
+        app_names=app_names(app_specs(args)),
+        keys=load_keys(keys_json=os.environ.get("AGENTQ_API_KEYS"), keys_file=args.api_keys_file),
+        max_body_bytes=args.max_body_bytes,
+    )
+    backed = redis_services(redis_url)
+    return create_app(
+        settings, backed.services, stats_provider=backed.stats_provider, on_shutdown=backed.aclose
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Serve until interrupted; returns the exit code."""
+    import uvicorn
+
+    from agentq.settings import ensure_redis
+
+    log_level = (getattr(args, "log_level", None) or os.environ.get("AGENTQ_LOG_LEVEL") or "info").lower()
+    logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    redis_url, embedded = ensure_redis(
+        getattr(args, "redis_url", None) or os.environ.get("AGENTQ_REDIS_URL"),
+        getattr(args, "data_dir", None) or os.environ.get("AGENTQ_DATA_DIR") or ".agentq",
+    )
+    if embedded is not None:
+        log.info("agentq api: no AGENTQ_REDIS_URL, started an embedded redis-server at %s", redis_url)
+    try:
+        app = build(args, redis_url)
+        if not app.state.settings.auth_enabled and args.host not in ("127.0.0.1", "localhost", "::1"):
+            log.warning("agentq api: bound to %s without API keys: non-loopback clients will get 403", args.host)
+        config = uvicorn.Config(
+            app, host=args.host, port=args.port, log_level=log_level, access_log=args.access_log,
+            lifespan="on", timeout_graceful_shutdown=5,
+        )
+        uvicorn.Server(config).run()
+    finally:
+        if embedded is not None:
+            embedded.stop()
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run ``agentq api`` directly (``python -m agentq.serve_api``)."""
+    parser = argparse.ArgumentParser(prog="agentq api", description=__doc__)
+    add_arguments(parser)
+    return run(parser.parse_args(argv))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

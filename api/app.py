@@ -1,0 +1,73 @@
+"""create_app: the FastAPI app, its routers, error handlers, size limit and metrics."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from typing import Any
+
+from fastapi import Depends, FastAPI, Request
+
+from runtime import __version__
+
+from .auth import NotLoopbackError, is_loopback
+from .deps import Services
+from .errors import install_error_handlers
+from .limits import BodySizeLimit
+from .metrics import Metrics, RequestMetrics, StatsProvider
+from .routes import artifacts, invocations, ops, run, sessions
+from .settings import ApiSettings
+
+log = logging.getLogger("agentq.api")
+
+
+def loopback_guard(request: Request) -> None:
+    """With no keys configured, refuse every client that is not on the loopback interface."""
+    if request.app.state.settings.auth_enabled:
+        return
+    host = request.client.host if request.client else None
+    if not is_loopback(host):
+        raise NotLoopbackError(f"no API keys are configured, so only loopback clients are served (client {host!r})")
+
+
+def create_app(
+    settings: ApiSettings,
+    services: Services,
+    *,
+    stats_provider: StatsProvider | None = None,
+    on_shutdown: Any = None,
+) -> FastAPI:
+    """The FastAPI app with its routers, error handlers, body-size limit and request metrics.
+
+    ``on_shutdown``: an async callable run when the app stops (closes the services' connections).
+    """
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI):
+        if settings.auth_enabled:
+            log.info("agentq api: %d bearer key(s) configured", len(settings.keys))
+        else:
+            log.warning("agentq api: no API keys configured; serving loopback clients only")
+        log.info("agentq api: serving apps %s", ", ".join(settings.app_names) or "(any)")
+        yield
+        if on_shutdown is not None:
+            await on_shutdown()
+
+    app = FastAPI(
+        title="agentq",
+        version=__version__,
+        description="Durable background agents: ADK-compatible sessions and runs, queue routes, SSE.",
+        lifespan=lifespan,
+        dependencies=[Depends(loopback_guard)],
+    )
+    app.state.settings = settings
+    app.state.services = services
+    app.state.metrics = Metrics()
+    app.state.stats_provider = stats_provider
+    install_error_handlers(app)
+    for module in (ops, sessions, artifacts, invocations, run):
+        app.include_router(module.router)
+    # Added last runs first: metrics see every answer, including the size limit's 413.
+    app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
+    app.add_middleware(RequestMetrics, metrics=app.state.metrics)
+    return app

@@ -1,0 +1,109 @@
+"""Bearer-key auth: each key names the users and apps it may touch.
+
+A key that may not touch a user's things gets 404 for them, exactly as if they did not exist, so ids never
+leak across tenants. With no keys configured the API trusts only loopback clients.
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+from dataclasses import dataclass
+
+from fastapi import Request
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from runtime.errors import NotFoundError, UsageError
+
+WILDCARD = "*"
+
+
+class KeyGrant(BaseModel):
+    """What one bearer key may touch; ``"*"`` in a list means any."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    users: list[str] = Field(min_length=1)
+    apps: list[str] = Field(default_factory=lambda: [WILDCARD], min_length=1)
+
+    def allows(self, app_name: str, user_id: str) -> bool:
+        """True when this key may touch ``user_id``'s things in ``app_name``."""
+        return self.allows_app(app_name) and (WILDCARD in self.users or user_id in self.users)
+
+    def allows_app(self, app_name: str) -> bool:
+        """True when this key may touch ``app_name`` at all."""
+        return WILDCARD in self.apps or app_name in self.apps
+
+
+def parse_keys(raw: dict) -> dict[str, KeyGrant]:
+    """Validate a ``{key: {users, apps}}`` mapping."""
+    keys: dict[str, KeyGrant] = {}
+    for key, grant in raw.items():
+        if not isinstance(key, str) or len(key) < 8:
+            raise UsageError(f"API key {str(key)[:4]!r}... is too short: use at least 8 characters")
+        try:
+            keys[key] = KeyGrant.model_validate(grant)
+        except ValidationError as exc:
+            raise UsageError(f"API key {key[:4]!r}...: {exc.errors()[0]['msg']}") from exc
+    return keys
+
+
+class UnauthorizedError(UsageError):
+    """Raised when a request carries no bearer key, or one that is not configured."""
+
+
+class NotLoopbackError(UsageError):
+    """Raised when no keys are configured and the client is not on the loopback interface."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Caller:
+    """Who is calling: their grant, or None when auth is off (loopback mode: everything allowed)."""
+
+    grant: KeyGrant | None
+
+    def allows(self, app_name: str, user_id: str) -> bool:
+        """True when the caller may touch ``user_id``'s things in ``app_name``."""
+        return self.grant is None or self.grant.allows(app_name, user_id)
+
+    def allows_app(self, app_name: str) -> bool:
+        """True when the caller may see ``app_name``."""
+        return self.grant is None or self.grant.allows_app(app_name)
+
+    def check(self, app_name: str, user_id: str, not_found: NotFoundError) -> None:
+        """Raise ``not_found`` (a 404, never a 403) when the caller may not touch this user's things."""
+        if not self.allows(app_name, user_id):
+            raise not_found
+
+
+def is_loopback(host: str | None) -> bool:
+    """True for 127.0.0.0/8, ::1 and in-process test transports."""
+    if host is None:
+        return False
+    if host in ("localhost", "testclient"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def resolve_caller(request: Request, keys: dict[str, KeyGrant]) -> Caller:
+    """The caller of ``request``; raises UnauthorizedError / NotLoopbackError when refused."""
+    if not keys:
+        host = request.client.host if request.client else None
+        if not is_loopback(host):
+            raise NotLoopbackError(
+                f"no API keys are configured, so only loopback clients are served (client {host!r})"
+            )
+        return Caller(grant=None)
+    header = request.headers.get("authorization", "")
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise UnauthorizedError("missing 'Authorization: Bearer <key>' header")
+    token = token.strip()
+    for key, grant in keys.items():
+        # Constant-time comparison so response timing does not reveal key prefixes.
+        if hmac.compare_digest(key.encode(), token.encode()):
+            return Caller(grant=grant)
+    raise UnauthorizedError("the bearer key is not valid")

@@ -1,0 +1,69 @@
+"""Request dependencies: the services, the caller, and the app/user scope checks every route shares."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from fastapi import Depends, Request
+
+from runtime.artifacts import BaseArtifactService
+from runtime.errors import AppNotFoundError, NotFoundError
+from runtime.sessions import BaseSessionService
+
+from .auth import Caller, resolve_caller
+from .settings import ApiSettings
+
+
+@dataclass(kw_only=True)
+class Services:
+    """What the routes talk to. ``queue`` is a worker.client.AgentqClient (None: queue routes answer 503)."""
+
+    session_service: BaseSessionService
+    artifact_service: BaseArtifactService
+    queue: Any = None
+    redis: Any = None
+    """An async redis client for the session stream and metrics (None when running without Redis)."""
+
+
+def get_settings(request: Request) -> ApiSettings:
+    """The app's settings."""
+    return request.app.state.settings
+
+
+def get_services(request: Request) -> Services:
+    """The app's services."""
+    return request.app.state.services
+
+
+def get_caller(request: Request) -> Caller:
+    """The authenticated caller (401 without a valid key; loopback-only when no keys are configured)."""
+    return resolve_caller(request, request.app.state.settings.keys)
+
+
+@dataclass(frozen=True, kw_only=True)
+class UserScope:
+    """An (app, user) pair the caller may touch, in an app this API serves."""
+
+    app_name: str
+    user_id: str
+    caller: Caller
+
+
+def check_scope(settings: ApiSettings, caller: Caller, app_name: str, user_id: str) -> None:
+    """404 when the app is not served or the caller may not touch this user (indistinguishable on purpose)."""
+    if settings.app_names and app_name not in settings.app_names:
+        raise AppNotFoundError(f"app {app_name!r} is not served here")
+    if not caller.allows(app_name, user_id):
+        raise NotFoundError(f"app {app_name!r} has no user {user_id!r} visible to this key")
+
+
+def user_scope(
+    app_name: str,
+    user_id: str,
+    caller: Caller = Depends(get_caller),
+    settings: ApiSettings = Depends(get_settings),
+) -> UserScope:
+    """Dependency for every ``/apps/{app_name}/users/{user_id}/...`` route."""
+    check_scope(settings, caller, app_name, user_id)
+    return UserScope(app_name=app_name, user_id=user_id, caller=caller)

@@ -1,0 +1,109 @@
+"""One place that turns exceptions into HTTP answers: every 4xx/5xx has a JSON body naming the problem.
+
+Body shape: ``{"error": "<ErrorClass>", "detail": "<message>"}`` (validation errors add ``"errors"``).
+"""
+
+from __future__ import annotations
+
+import logging
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import ValidationError
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from runtime import errors
+
+from .auth import NotLoopbackError, UnauthorizedError
+
+log = logging.getLogger("agentq.api")
+
+# Most specific first: the first matching class decides the status.
+STATUS_BY_ERROR: list[tuple[type[BaseException], int]] = [
+    (UnauthorizedError, 401),
+    (NotLoopbackError, 403),
+    (errors.PayloadTooLargeError, 413),
+    (errors.UsageError, 400),
+    (errors.NotFoundError, 404),
+    (errors.ConflictError, 409),
+    (errors.RetryableError, 503),
+    (errors.RunError, 502),
+]
+
+
+def status_for(exc: BaseException) -> int:
+    """The HTTP status an exception maps to (500 for anything unexpected)."""
+    for error_type, status in STATUS_BY_ERROR:
+        if isinstance(exc, error_type):
+            return status
+    if _is_redis_unavailable(exc):
+        return 503
+    return 500
+
+
+def _is_redis_unavailable(exc: BaseException) -> bool:
+    try:
+        from redis.exceptions import ConnectionError as RedisConnectionError
+        from redis.exceptions import TimeoutError as RedisTimeoutError
+    except ImportError:  # pragma: no cover - redis is a dependency of the API
+        return False
+    return isinstance(exc, RedisConnectionError | RedisTimeoutError)
+
+
+def error_body(exc: BaseException) -> dict:
+    """The JSON body for ``exc``."""
+    return {"error": type(exc).__name__, "detail": str(exc) or type(exc).__name__}
+
+
+def error_response(exc: BaseException) -> JSONResponse:
+    """A JSONResponse for ``exc`` with the mapped status."""
+    status = status_for(exc)
+    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+    if status == 503:
+        headers = {"Retry-After": "1"}
+    return JSONResponse(error_body(exc), status_code=status, headers=headers)
+
+
+def _validation_details(errs: list) -> list[dict]:
+    details = []
+    for err in errs:
+        loc = [str(part) for part in err.get("loc", ())]
+        details.append({"loc": loc, "msg": err.get("msg", ""), "type": err.get("type", "")})
+    return details
+
+
+def _validation_response(errs: list) -> JSONResponse:
+    details = _validation_details(errs)
+    summary = "; ".join(f"{'.'.join(d['loc']) or 'body'}: {d['msg']}" for d in details[:5])
+    body = {"error": "ValidationError", "detail": summary or "invalid request", "errors": details}
+    return JSONResponse(body, status_code=422)
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    """Register the handlers on ``app``."""
+
+    @app.exception_handler(errors.AgentqError)
+    async def _agentq_error(request: Request, exc: errors.AgentqError) -> JSONResponse:
+        return error_response(exc)
+
+    @app.exception_handler(RequestValidationError)
+    async def _request_validation(request: Request, exc: RequestValidationError) -> JSONResponse:
+        return _validation_response(list(exc.errors()))
+
+    @app.exception_handler(ValidationError)
+    async def _pydantic_validation(request: Request, exc: ValidationError) -> JSONResponse:
+        return _validation_response(list(exc.errors()))
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http_exception(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        body = {"error": "HTTPError", "detail": str(exc.detail)}
+        return JSONResponse(body, status_code=exc.status_code, headers=getattr(exc, "headers", None))
+
+    @app.exception_handler(Exception)
+    async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+        status = status_for(exc)
+        if status == 500:
+            log.exception("unexpected error on %s %s", request.method, request.url.path)
+            return JSONResponse({"error": "InternalError", "detail": "internal error"}, status_code=500)
+        return error_response(exc)

@@ -1,0 +1,208 @@
+"""Queue routes: enqueue, status, SSE of an invocation or a session, function responses, cancel, inbox."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Any, Literal
+
+from fastapi import APIRouter, Body, Depends, Header, Query
+from fastapi.responses import StreamingResponse
+
+from runtime.errors import InvocationNotFoundError, RetryableError
+
+from ..auth import Caller
+from ..deps import Services, UserScope, get_caller, get_services, get_settings, user_scope
+from ..errors import error_body
+from ..metrics import Metrics, get_metrics
+from ..schemas import (
+    CancelRequest,
+    EnqueueRequest,
+    EnqueueResponse,
+    FunctionResponsesRequest,
+    InvocationList,
+    InvocationOut,
+)
+from ..settings import ApiSettings
+from ..sse import SSE_HEADERS, check_entry_id, entry_frame, frame, with_keepalive
+from .sessions import load_session
+
+router = APIRouter(tags=["invocations"])
+
+Status = Literal["queued", "running", "parked", "completed", "failed", "cancelled"]
+
+
+class QueueUnavailableError(RetryableError):
+    """Raised when a queue route is called on an API started without a Redis-backed queue."""
+
+
+def queue_of(services: Services) -> Any:
+    """The AgentqClient, or 503 when this API has none."""
+    if services.queue is None:
+        raise QueueUnavailableError("this API has no invocation queue configured (no Redis URL)")
+    return services.queue
+
+
+async def visible_record(services: Services, settings: ApiSettings, caller: Caller, invocation_id: str):
+    """The invocation's record if the caller may see it; otherwise the same 404 as an unknown id."""
+    not_found = InvocationNotFoundError(f"invocation {invocation_id!r} not found")
+    if len(invocation_id) > 256:
+        raise not_found
+    try:
+        record = await queue_of(services).get(invocation_id)
+    except InvocationNotFoundError:
+        raise not_found from None
+    if (settings.app_names and record.app_name not in settings.app_names) or not caller.allows(
+        record.app_name, record.user_id
+    ):
+        raise not_found
+    return record
+
+
+def run_config_dict(body: EnqueueRequest) -> dict[str, Any] | None:
+    """The run config the worker receives (RunConfig's field values; streaming_mode NONE is the default)."""
+    config: dict[str, Any] = {}
+    if body.run_config is not None:
+        if body.run_config.streaming_mode is not None and body.run_config.streaming_mode.lower() == "sse":
+            config["streaming_mode"] = "sse"
+        if body.run_config.max_llm_calls is not None:
+            config["max_llm_calls"] = body.run_config.max_llm_calls
+    return config or None
+
+
+@router.post("/apps/{app_name}/users/{user_id}/sessions/{session_id}/invocations", status_code=202)
+async def enqueue(
+    session_id: str,
+    body: EnqueueRequest,
+    scope: UserScope = Depends(user_scope),
+    services: Services = Depends(get_services),
+    metrics: Metrics = Depends(get_metrics),
+) -> EnqueueResponse:
+    """Start an invocation in the background; 202 with its id and where to follow it."""
+    invocation_id = await queue_of(services).enqueue(
+        scope.app_name,
+        scope.user_id,
+        session_id,
+        body.new_message,
+        body.state_delta,
+        run_config_dict(body),
+    )
+    metrics.enqueued.inc()
+    return EnqueueResponse(
+        invocation_id=invocation_id,
+        events_url=f"/invocations/{invocation_id}/events",
+        status_url=f"/invocations/{invocation_id}",
+    )
+
+
+@router.get("/invocations/{invocation_id}")
+async def get_invocation(
+    invocation_id: str,
+    caller: Caller = Depends(get_caller),
+    settings: ApiSettings = Depends(get_settings),
+    services: Services = Depends(get_services),
+) -> InvocationOut:
+    """Where the invocation stands: status, pending long-running calls (id, name, args), error."""
+    return InvocationOut.from_record(await visible_record(services, settings, caller, invocation_id))
+
+
+async def entry_frames(entries: AsyncIterator[Any], metrics: Metrics) -> AsyncIterator[bytes]:
+    """SSE frames of stream entries; a failure after the stream started becomes an ``event: error`` frame."""
+    try:
+        async for entry in entries:
+            metrics.streamed.labels(kind=getattr(entry, "kind", "event")).inc()
+            yield entry_frame(entry)
+    except Exception as exc:
+        yield frame(json.dumps(error_body(exc)), event="error")
+
+
+def sse_response(frames: AsyncIterator[bytes], settings: ApiSettings) -> StreamingResponse:
+    """A text/event-stream response with keepalives."""
+    return StreamingResponse(
+        with_keepalive(frames, settings.sse_keepalive_s), media_type="text/event-stream", headers=SSE_HEADERS
+    )
+
+
+@router.get("/invocations/{invocation_id}/events")
+async def invocation_events(
+    invocation_id: str,
+    after: str | None = Query(default=None, description="resume after this stream entry id"),
+    last_event_id: str | None = Header(default=None, alias="Last-Event-ID"),
+    caller: Caller = Depends(get_caller),
+    settings: ApiSettings = Depends(get_settings),
+    services: Services = Depends(get_services),
+    metrics: Metrics = Depends(get_metrics),
+):
+    """SSE of the invocation's events and status changes; each frame carries its stream entry ``id:``.
+
+    Resumes after ``Last-Event-ID`` (or ``?after=``); ends when the invocation settles.
+    """
+    resume_from = check_entry_id(last_event_id) or check_entry_id(after)
+    await visible_record(services, settings, caller, invocation_id)
+    entries = queue_of(services).events(invocation_id, after=resume_from)
+    return sse_response(entry_frames(entries, metrics), settings)
+
+
+@router.get("/apps/{app_name}/users/{user_id}/sessions/{session_id}/events")
+async def session_events(
+    session_id: str,
+    after: str | None = Query(default=None, description="resume after this stream entry id"),
+    last_event_id: str | None = Header(default=None, alias="Last-Event-ID"),
+    scope: UserScope = Depends(user_scope),
+    settings: ApiSettings = Depends(get_settings),
+    services: Services = Depends(get_services),
+    metrics: Metrics = Depends(get_metrics),
+):
+    """SSE of every event and status change of the session, following new ones until the client leaves."""
+    resume_from = check_entry_id(last_event_id) or check_entry_id(after)
+    queue = queue_of(services)
+    await load_session(services, scope, session_id)
+    entries = queue.session_events(scope.app_name, scope.user_id, session_id, after=resume_from, follow=True)
+    return sse_response(entry_frames(entries, metrics), settings)
+
+
+@router.post("/invocations/{invocation_id}/function-responses", status_code=202)
+async def function_responses(
+    invocation_id: str,
+    body: FunctionResponsesRequest,
+    caller: Caller = Depends(get_caller),
+    settings: ApiSettings = Depends(get_settings),
+    services: Services = Depends(get_services),
+    metrics: Metrics = Depends(get_metrics),
+) -> InvocationOut:
+    """Answer pending long-running calls; 202 and the invocation is ``queued`` again. 409: call not pending."""
+    await visible_record(services, settings, caller, invocation_id)
+    responses = [item.model_dump(exclude_none=True) for item in body.function_responses]
+    record = await queue_of(services).respond(invocation_id, responses)
+    metrics.responded.inc()
+    return InvocationOut.from_record(record)
+
+
+@router.post("/invocations/{invocation_id}/cancel")
+async def cancel(
+    invocation_id: str,
+    body: CancelRequest | None = Body(default=None),
+    caller: Caller = Depends(get_caller),
+    settings: ApiSettings = Depends(get_settings),
+    services: Services = Depends(get_services),
+) -> InvocationOut:
+    """Cancel a queued, running or parked invocation (a running one stops before its next commit)."""
+    await visible_record(services, settings, caller, invocation_id)
+    reason = (body or CancelRequest()).reason
+    return InvocationOut.from_record(await queue_of(services).cancel(invocation_id, reason))
+
+
+@router.get("/apps/{app_name}/users/{user_id}/invocations")
+async def list_invocations(
+    status: Status | None = Query(default=None),
+    session_id: str | None = Query(default=None, alias="sessionId", max_length=256),
+    limit: int = Query(default=100, ge=1, le=1000),
+    scope: UserScope = Depends(user_scope),
+    services: Services = Depends(get_services),
+) -> InvocationList:
+    """The user's invocations, newest first; ``?status=parked`` is the approval inbox."""
+    records = await queue_of(services).list_invocations(
+        scope.app_name, scope.user_id, status, session_id=session_id, limit=limit
+    )
+    return InvocationList(invocations=[InvocationOut.from_record(record) for record in records])
+

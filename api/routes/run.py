@@ -1,0 +1,139 @@
+"""ADK's POST /run and POST /run_sse, served through the queue: a worker runs the agent, never this process."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+from fastapi import APIRouter, Depends
+from fastapi.responses import StreamingResponse
+
+from runtime.errors import RunError
+
+from ..auth import Caller
+from ..deps import Services, check_scope, get_caller, get_services, get_settings
+from ..metrics import Metrics, get_metrics
+from ..schemas import AgentRunRequest
+from ..settings import ApiSettings
+from ..sse import SSE_HEADERS, entry_json, frame, with_keepalive
+from .invocations import queue_of
+
+router = APIRouter(tags=["run"])
+
+
+class InvocationFailedError(RunError):
+    """Raised when the invocation behind a POST /run failed or was cancelled."""
+
+
+class RunTimeoutError(RunError):
+    """Raised when POST /run waited longer than ``run_timeout_s`` for its invocation to settle."""
+
+
+def status_of(entry: Any) -> dict[str, Any]:
+    """A status entry's payload as a dict."""
+    data = entry.data
+    if isinstance(data, dict):
+        return data
+    if hasattr(data, "model_dump"):
+        return data.model_dump(mode="json", by_alias=True)
+    return json.loads(entry_json(data))
+
+
+def failure_message(status: dict[str, Any]) -> str | None:
+    """The error text of a failed or cancelled status entry (``{status, detail}``), None for any other."""
+    if status.get("status") not in ("failed", "cancelled"):
+        return None
+    detail = status.get("detail") or {}
+    error = detail.get("error") or detail.get("reason") or detail.get("message")
+    if isinstance(error, dict):
+        error = error.get("message") or error.get("type")
+    return str(error) if error else f"invocation {status['status']}"
+
+
+def is_user_input(event: dict[str, Any]) -> bool:
+    """The committed user message (or human function response): ADK's runner does not yield it back."""
+    return event.get("author") == "user"
+
+
+async def _enqueue(body: AgentRunRequest, caller: Caller, settings: ApiSettings, services: Services) -> str:
+    check_scope(settings, caller, body.app_name, body.user_id)
+    run_config = {"streaming_mode": "sse"} if body.streaming else None
+    return await queue_of(services).enqueue(
+        body.app_name, body.user_id, body.session_id, body.new_message, body.state_delta, run_config
+    )
+
+
+@router.post("/run")
+async def run(
+    body: AgentRunRequest,
+    caller: Caller = Depends(get_caller),
+    settings: ApiSettings = Depends(get_settings),
+    services: Services = Depends(get_services),
+    metrics: Metrics = Depends(get_metrics),
+) -> list[dict[str, Any]]:
+    """Run the agent on a new message and answer with the committed events once the invocation settles."""
+    started = time.perf_counter()
+    invocation_id = await _enqueue(body, caller, settings, services)
+    events: list[dict[str, Any]] = []
+    try:
+        async with asyncio.timeout(settings.run_timeout_s):
+            async for entry in queue_of(services).events(invocation_id):
+                if entry.kind == "status":
+                    failure = failure_message(status_of(entry))
+                    if failure is not None:
+                        raise InvocationFailedError(f"invocation {invocation_id!r} ended: {failure}")
+                    continue
+                event = json.loads(entry_json(entry.data))
+                if event.get("partial") or is_user_input(event):
+                    continue
+                if not events:
+                    metrics.first_frame.observe(time.perf_counter() - started)
+                events.append(event)
+    except TimeoutError:
+        raise RunTimeoutError(
+            f"invocation {invocation_id!r} did not settle within {settings.run_timeout_s}s; "
+            f"follow it at /invocations/{invocation_id}/events"
+        ) from None
+    return events
+
+
+async def adk_frames(invocation_id: str, services: Services, metrics: Metrics, started: float) -> AsyncIterator[bytes]:
+    """ADK's /run_sse frames: ``data: <event json>`` per event, ``data: {"error": ...}`` if the run fails."""
+    first = True
+    try:
+        async for entry in queue_of(services).events(invocation_id):
+            if entry.kind == "status":
+                failure = failure_message(status_of(entry))
+                if failure is not None:
+                    yield frame(json.dumps({"error": failure}))
+                continue
+            if is_user_input(entry.data):
+                continue
+            if first:
+                metrics.first_frame.observe(time.perf_counter() - started)
+                first = False
+            metrics.streamed.labels(kind="event").inc()
+            yield frame(entry_json(entry.data))
+    except Exception as exc:
+        yield frame(json.dumps({"error": str(exc) or type(exc).__name__}))
+
+
+@router.post("/run_sse")
+async def run_sse(
+    body: AgentRunRequest,
+    caller: Caller = Depends(get_caller),
+    settings: ApiSettings = Depends(get_settings),
+    services: Services = Depends(get_services),
+    metrics: Metrics = Depends(get_metrics),
+):
+    """Run the agent and stream its events as ADK SSE frames (partial chunks too when ``streaming``)."""
+    started = time.perf_counter()
+    invocation_id = await _enqueue(body, caller, settings, services)
+    frames = adk_frames(invocation_id, services, metrics, started)
+    headers = {**SSE_HEADERS, "X-Invocation-Id": invocation_id}
+    return StreamingResponse(
+        with_keepalive(frames, settings.sse_keepalive_s), media_type="text/event-stream", headers=headers
+    )

@@ -1,0 +1,164 @@
+"""Request and response bodies of the HTTP API (camelCase on the wire, snake_case accepted too)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from google.genai import types
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidatorFunctionWrapHandler,
+    WrapValidator,
+)
+from pydantic.alias_generators import to_camel
+
+from runtime.events import Event
+
+
+def _contain_errors(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+    # google-genai's enum lookup raises AttributeError/TypeError on some bad values (null, numbers); turn
+    # them into validation errors so the caller gets a 422 naming the field, never a 500.
+    try:
+        return handler(value)
+    except ValidationError:
+        raise
+    except Exception as exc:
+        raise ValueError(f"invalid value: {type(exc).__name__}: {exc}") from None
+
+
+Content = Annotated[types.Content, WrapValidator(_contain_errors)]
+"""A genai Content whose validation never raises anything but a validation error."""
+
+SafeEvent = Annotated[Event, WrapValidator(_contain_errors)]
+"""An Event whose validation never raises anything but a validation error."""
+
+
+class WireModel(BaseModel):
+    """Base of every body: camelCase aliases, snake_case accepted, unknown fields refused."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+
+
+class CreateSessionRequest(WireModel):
+    """ADK's POST .../sessions body: an optional id, initial state, and events to seed the history."""
+
+    session_id: str | None = Field(default=None, min_length=1, max_length=256)
+    state: dict[str, Any] | None = None
+    events: list[SafeEvent] | None = None
+
+
+class AgentRunRequest(BaseModel):
+    """ADK's POST /run and /run_sse body."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
+
+    app_name: str = Field(min_length=1, max_length=256)
+    user_id: str = Field(min_length=1, max_length=256)
+    session_id: str = Field(min_length=1, max_length=256)
+    new_message: Content
+    streaming: bool = False
+    state_delta: dict[str, Any] | None = None
+
+
+class RunConfigBody(WireModel):
+    """The part of RunConfig a caller may set over HTTP."""
+
+    streaming_mode: Literal["none", "sse", "NONE", "SSE"] | None = None
+    max_llm_calls: int | None = Field(default=None, ge=1, le=10_000)
+
+
+class EnqueueRequest(WireModel):
+    """POST .../sessions/{sid}/invocations: start an invocation in the background."""
+
+    new_message: Content
+    state_delta: dict[str, Any] | None = None
+    run_config: RunConfigBody | None = None
+
+
+class EnqueueResponse(WireModel):
+    """202 answer to an enqueue: where to follow the invocation."""
+
+    invocation_id: str
+    status: str = "queued"
+    events_url: str
+    status_url: str
+
+
+class FunctionResponseIn(WireModel):
+    """One answer to a pending long-running call."""
+
+    id: str = Field(min_length=1, max_length=256)
+    name: str = Field(min_length=1, max_length=256)
+    response: dict[str, Any]
+    will_continue: bool | None = None
+
+
+class FunctionResponsesRequest(WireModel):
+    """POST /invocations/{id}/function-responses."""
+
+    function_responses: list[FunctionResponseIn] = Field(min_length=1, max_length=100)
+
+
+class CancelRequest(WireModel):
+    """POST /invocations/{id}/cancel (the body is optional)."""
+
+    reason: str = Field(default="cancelled over HTTP", max_length=1000)
+
+
+class PendingCallOut(WireModel):
+    """A long-running call waiting for its answer."""
+
+    id: str
+    name: str
+    args: dict[str, Any] = Field(default_factory=dict)
+
+
+class InvocationErrorOut(WireModel):
+    """Why an invocation failed or was cancelled."""
+
+    type: str
+    message: str
+
+
+class InvocationOut(WireModel):
+    """GET /invocations/{id}: where an invocation stands."""
+
+    invocation_id: str
+    app_name: str
+    user_id: str
+    session_id: str
+    status: str
+    pending_calls: list[PendingCallOut] = Field(default_factory=list)
+    error: InvocationErrorOut | None = None
+    cancel_reason: str | None = None
+    attempts: int = 0
+    created_at: float | None = None
+    updated_at: float | None = None
+    finished_at: float | None = None
+
+    @classmethod
+    def from_record(cls, record: Any) -> InvocationOut:
+        """The public view of a worker.record.InvocationRecord (the request and stored answers left out)."""
+        return cls(
+            invocation_id=record.id,
+            app_name=record.app_name,
+            user_id=record.user_id,
+            session_id=record.session_id,
+            status=record.status,
+            pending_calls=[PendingCallOut(id=c.id, name=c.name, args=c.args) for c in record.pending_calls],
+            error=InvocationErrorOut(type=record.error.type, message=record.error.message) if record.error else None,
+            cancel_reason=record.cancel_reason,
+            attempts=record.attempts,
+            created_at=record.created_at,
+            updated_at=record.updated_at,
+            finished_at=record.finished_at,
+        )
+
+
+class InvocationList(WireModel):
+    """GET /apps/{app}/users/{user}/invocations."""
+
+    invocations: list[InvocationOut]

@@ -1,0 +1,68 @@
+"""ApiSettings: everything the API process is configured with, read once at the process edge."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from runtime.errors import UsageError
+
+from .auth import KeyGrant, parse_keys
+
+DEFAULT_MAX_BODY_BYTES = 1_000_000
+
+
+@dataclass(kw_only=True)
+class ApiSettings:
+    """What the API serves, who may call it and how much it accepts."""
+
+    app_names: list[str] = field(default_factory=list)
+    """The apps /list-apps shows and the routes accept; an unknown app name is a 404."""
+
+    keys: dict[str, KeyGrant] = field(default_factory=dict)
+    """Bearer key -> what it may touch. Empty: no auth, loopback clients only."""
+
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    """Requests with a larger body get 413 before any of it is parsed."""
+
+    run_timeout_s: float = 600.0
+    """How long POST /run waits for its invocation to settle before answering 504."""
+
+    sse_keepalive_s: float = 15.0
+    """An SSE comment line is sent this often so proxies keep idle streams open."""
+
+    @property
+    def auth_enabled(self) -> bool:
+        """True when bearer keys are configured; otherwise only loopback clients are served."""
+        return bool(self.keys)
+
+
+def load_keys(*, keys_json: str | None = None, keys_file: str | None = None) -> dict[str, KeyGrant]:
+    """Keys from a JSON string (``AGENTQ_API_KEYS``) and/or a JSON file (``AGENTQ_API_KEYS_FILE``)."""
+    raw: dict = {}
+    if keys_file:
+        path = Path(keys_file)
+        if not path.is_file():
+            raise UsageError(f"API keys file {str(path)!r} does not exist")
+        raw.update(_parse_json(path.read_text(), f"API keys file {str(path)!r}"))
+    if keys_json:
+        raw.update(_parse_json(keys_json, "AGENTQ_API_KEYS"))
+    return parse_keys(raw)
+
+
+def _parse_json(text: str, where: str) -> dict:
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"{where} is not valid JSON: {exc}") from exc
+    if not isinstance(value, dict):
+        raise UsageError(f"{where} must be a JSON object of key -> {{users, apps}}")
+    return value
+
+
+def keys_from_env(environ: dict[str, str] | None = None) -> dict[str, KeyGrant]:
+    """Keys configured through ``AGENTQ_API_KEYS`` / ``AGENTQ_API_KEYS_FILE``."""
+    env = os.environ if environ is None else environ
+    return load_keys(keys_json=env.get("AGENTQ_API_KEYS"), keys_file=env.get("AGENTQ_API_KEYS_FILE"))

@@ -1,0 +1,100 @@
+"""Server-sent events: framing stream entries, keepalives, and ADK's ``/run_sse`` frames."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import re
+from collections.abc import AsyncIterator
+from typing import Any
+
+from runtime.errors import UsageError
+
+SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no", "Connection": "keep-alive"}
+"""Headers that keep proxies from buffering or caching a stream."""
+
+KEEPALIVE = b": keepalive\n\n"
+
+_ENTRY_ID = re.compile(r"^\d{1,20}-\d{1,20}$")
+
+
+class InvalidLastEventIdError(UsageError):
+    """Raised when Last-Event-ID (or ``?after=``) is not a stream entry id like ``1700000000000-0``."""
+
+
+def check_entry_id(value: str | None) -> str | None:
+    """``value`` when it is a valid stream entry id (or empty/None: from the start)."""
+    if value is None or value.strip() == "":
+        return None
+    value = value.strip()
+    if not _ENTRY_ID.match(value):
+        raise InvalidLastEventIdError(f"Last-Event-ID {value!r} is not a stream entry id like '1700000000000-0'")
+    return value
+
+
+def entry_json(data: Any) -> str:
+    """A stream entry's payload as one line of JSON."""
+    if isinstance(data, bytes):
+        data = data.decode()
+    if isinstance(data, str):
+        # Stored JSON is passed through; re-encode only if it spans lines (a data: line must not).
+        return data if "\n" not in data else json.dumps(json.loads(data), separators=(",", ":"))
+    if hasattr(data, "to_json"):
+        return data.to_json()
+    if hasattr(data, "model_dump_json"):
+        return data.model_dump_json(by_alias=True, exclude_none=True)
+    return json.dumps(data, separators=(",", ":"), default=str)
+
+
+def frame(data: str, *, entry_id: str | None = None, event: str | None = None) -> bytes:
+    """One SSE frame: optional ``id:`` and ``event:`` lines, one ``data:`` line, blank line."""
+    lines = []
+    if entry_id is not None:
+        lines.append(f"id: {entry_id}")
+    if event is not None:
+        lines.append(f"event: {event}")
+    lines.append(f"data: {data}")
+    return ("\n".join(lines) + "\n\n").encode()
+
+
+def entry_frame(entry: Any) -> bytes:
+    """The frame of a stream entry: events are default ``message`` frames, status entries ``event: status``."""
+    kind = getattr(entry, "kind", "event")
+    return frame(entry_json(entry.data), entry_id=entry.id, event=None if kind == "event" else kind)
+
+
+async def with_keepalive(frames: AsyncIterator[bytes], interval_s: float) -> AsyncIterator[bytes]:
+    """Yield ``frames``, and a comment line whenever none came for ``interval_s`` seconds.
+
+    The source runs in its own task feeding a queue, because cancelling a pending ``anext`` of an async
+    generator (what a timeout would do) closes the generator.
+    """
+    queue: asyncio.Queue = asyncio.Queue(maxsize=64)
+    done = object()
+
+    async def pump() -> None:
+        try:
+            async for item in frames:
+                await queue.put(item)
+            await queue.put(done)
+        except Exception as exc:  # handed to the consumer, which re-raises it in the response task
+            await queue.put(exc)
+
+    task = asyncio.create_task(pump())
+    try:
+        while True:
+            try:
+                item = await asyncio.wait_for(queue.get(), timeout=interval_s)
+            except TimeoutError:
+                yield KEEPALIVE
+                continue
+            if item is done:
+                return
+            if isinstance(item, Exception):
+                raise item
+            yield item
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await task

@@ -1,0 +1,233 @@
+"""Store benchmark: RedisSessionService appends, round trips per event, get_session vs history size, and the
+tool-round-trip workload (bench/WORKLOAD.md) through the Runner on Redis.
+
+Run: ``python -m bench.store_bench`` (starts its own redis-server with AOF, as the CLI's embedded default does).
+``run()`` returns the figures as a dict; the table goes to stdout.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+import tempfile
+import time
+
+import redis.asyncio as aioredis
+
+from runtime.events import Event, EventActions
+from runtime.redis_store.launcher import EmbeddedRedis
+from runtime.sessions import GetSessionConfig, RedisSessionService
+
+APP, USER = "bench", "u"
+
+
+def _ms(samples: list[float], q: float) -> float:
+    ordered = sorted(samples)
+    return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000, 3)
+
+
+def _event(i: int) -> Event:
+    return Event(author="agent", invocation_id="e-bench", actions=EventActions(state_delta={"n": i, "user:last": i}))
+
+
+async def bench_appends(service: RedisSessionService, n: int) -> dict:
+    """Sequential appends to one session: latency per committed event."""
+    session = await service.create_session(app_name=APP, user_id=USER)
+    samples = []
+    start = time.perf_counter()
+    for i in range(n):
+        event = _event(i)
+        t0 = time.perf_counter()
+        await service.append_event(session, event)
+        samples.append(time.perf_counter() - t0)
+    seconds = time.perf_counter() - start
+    return {"events": n, "per_second": round(n / seconds), "p50_ms": _ms(samples, 0.5), "p99_ms": _ms(samples, 0.99)}
+
+
+async def bench_concurrent_appends(service: RedisSessionService, sessions: int, per_session: int) -> dict:
+    """Many sessions appending at once (what a worker with many invocations in flight does)."""
+    live = [await service.create_session(app_name=APP, user_id=f"c{i}") for i in range(sessions)]
+
+    async def writer(session):
+        for i in range(per_session):
+            await service.append_event(session, _event(i))
+
+    start = time.perf_counter()
+    await asyncio.gather(*(writer(session) for session in live))
+    seconds = time.perf_counter() - start
+    return {"sessions": sessions, "events": sessions * per_session,
+            "per_second": round(sessions * per_session / seconds)}
+
+
+async def bench_round_trips(service: RedisSessionService, raw, n: int) -> dict:
+    """Commands the client sends per committed event, and what INFO commandstats saw."""
+    session = await service.create_session(app_name=APP, user_id=USER)
+    await service.append_event(session, _event(-1))
+    client = service._clients.get()
+    sent, original = [], client.execute_command
+
+    async def counting(*args, **options):
+        sent.append(args[0])
+        return await original(*args, **options)
+
+    client.execute_command = counting
+    before = await raw.info("commandstats")
+    for i in range(n):
+        await service.append_event(session, _event(i))
+    after = await raw.info("commandstats")
+    client.execute_command = original
+    evalsha = after["cmdstat_evalsha"]["calls"] - before.get("cmdstat_evalsha", {"calls": 0})["calls"]
+    return {"events": n, "client_commands_per_event": len(sent) / n, "evalsha_per_event": evalsha / n,
+            "commands": sorted(set(sent))}
+
+
+async def bench_get_session(service: RedisSessionService, sizes=(10, 1_000, 10_000), reads: int = 300) -> dict:
+    """get_session(num_recent_events=10) and state at several history lengths."""
+    out = {}
+    for size in sizes:
+        session = await service.create_session(app_name=APP, user_id=f"h{size}", state={"k": "v"})
+        for i in range(size):
+            await service.append_event(session, _event(i))
+        config = GetSessionConfig(num_recent_events=10)
+        samples = []
+        for _ in range(reads):
+            t0 = time.perf_counter()
+            got = await service.get_session(app_name=APP, user_id=f"h{size}", session_id=session.id, config=config)
+            samples.append(time.perf_counter() - t0)
+        assert len(got.events) == 10 and got.version == size
+        after_ts = session.events[-10].timestamp
+        ts_samples = []
+        for _ in range(reads):
+            t0 = time.perf_counter()
+            await service.get_session(app_name=APP, user_id=f"h{size}", session_id=session.id,
+                                      config=GetSessionConfig(after_timestamp=after_ts))
+            ts_samples.append(time.perf_counter() - t0)
+        out[size] = {"p50_ms": _ms(samples, 0.5), "mean_ms": round(statistics.fmean(samples) * 1000, 3),
+                     "after_ts_p50_ms": _ms(ts_samples, 0.5)}
+    out["ratio_10000_vs_10"] = round(out[sizes[-1]]["p50_ms"] / out[sizes[0]]["p50_ms"], 2)
+    return out
+
+
+def _workload():
+    """The agentq side of bench/WORKLOAD.md (mirrors bench/adk_side/_workload.py): one tool round trip."""
+    from google.genai import types
+
+    from runtime.agents import LlmAgent
+    from runtime.models import BaseLlm, LlmResponse
+    from runtime.runners import Runner
+
+    def get_weather(city: str) -> dict:
+        """Returns the current weather for a city."""
+        return {"city": city, "forecast": "sunny", "temperature_c": 21}
+
+    class StatelessScript(BaseLlm):
+        """The reply depends only on the request: a call first, then the answer once a response is in."""
+
+        model: str = "scripted"
+
+        async def generate_content_async(self, llm_request, stream=False):
+            last = llm_request.contents[-1]
+            if any(p.function_response for p in last.parts or ()):
+                part = types.Part(text="It is sunny in Paris, 21 C.")
+            else:
+                part = types.Part(function_call=types.FunctionCall(name="get_weather", args={"city": "Paris"}))
+            yield LlmResponse(
+                content=types.Content(role="model", parts=[part]),
+                usage_metadata=types.GenerateContentResponseUsageMetadata(
+                    prompt_token_count=10, candidates_token_count=5, total_token_count=15),
+            )
+
+    def make_runner(service):
+        agent = LlmAgent(name="weather_agent", model=StatelessScript(),
+                         instruction="Answer weather questions with the get_weather tool.", tools=[get_weather])
+        return Runner(app_name=APP, agent=agent, session_service=service)
+
+    async def one_invocation(runner, i: int) -> list:
+        # A fresh session per invocation, as on the ADK side.
+        session = await runner.session_service.create_session(app_name=APP, user_id=USER)
+        message = types.Content(role="user", parts=[types.Part(text=f"Weather in Paris? #{i}")])
+        events = [e async for e in runner.run_async(user_id=USER, session_id=session.id, new_message=message)]
+        assert len(events) == 3 and events[-1].is_final_response(), events
+        return events
+
+    return make_runner, one_invocation
+
+
+async def bench_runner(url: str, n: int = 1000, warmup: int = 100) -> dict:
+    """The tool-round-trip workload on RedisSessionService, sequential invocations (skipped without a Runner)."""
+    try:
+        make_runner, one_invocation = _workload()
+    except ImportError as exc:
+        return {"skipped": str(exc)}
+    service = RedisSessionService(url)
+    runner = make_runner(service)
+    try:
+        for i in range(warmup):
+            await one_invocation(runner, i)
+        start = time.perf_counter()
+        for i in range(n):
+            await one_invocation(runner, i)
+        seconds = time.perf_counter() - start
+    finally:
+        await service.aclose()
+    return {"invocations": n, "seconds": round(seconds, 3), "per_second": round(n / seconds, 1)}
+
+
+async def _run(url: str, unix_url: str | None) -> dict:
+    service = RedisSessionService(url)
+    raw = aioredis.Redis.from_url(url, decode_responses=True)
+    try:
+        results = {
+            "append": await bench_appends(service, 5_000),
+            "append_concurrent": await bench_concurrent_appends(service, 100, 50),
+            "round_trips": await bench_round_trips(service, raw, 1_000),
+            "get_session": await bench_get_session(service),
+        }
+    finally:
+        await raw.aclose()
+        await service.aclose()
+    results["runner"] = await bench_runner(url)
+    if unix_url is not None:
+        results["runner_unix_socket"] = await bench_runner(unix_url)
+    return results
+
+
+def _print(results: dict) -> None:
+    a, c, r, g = results["append"], results["append_concurrent"], results["round_trips"], results["get_session"]
+    print("store bench (RedisSessionService, embedded redis-server, AOF everysec)")
+    print(f"  append, 1 session      {a['per_second']:>8} events/s   p50 {a['p50_ms']} ms   p99 {a['p99_ms']} ms")
+    print(f"  append, {c['sessions']} sessions   {c['per_second']:>8} events/s")
+    print(f"  round trips per event  {r['client_commands_per_event']:.2f} sent ({', '.join(r['commands'])}), "
+          f"{r['evalsha_per_event']:.2f} EVALSHA seen by the server")
+    for size in (10, 1_000, 10_000):
+        row = g[size]
+        print(f"  get_session @ {size:>6} events   p50 {row['p50_ms']} ms (last 10 + state)   "
+              f"after_timestamp p50 {row['after_ts_p50_ms']} ms")
+    print(f"  get_session 10,000 vs 10: {g['ratio_10000_vs_10']}x (target <= 1.5x)")
+    for name, label in (("runner", "tcp"), ("runner_unix_socket", "unix socket")):
+        runner = results.get(name)
+        if runner and "per_second" in runner:
+            print(f"  Runner tool round trip on Redis ({label}): {runner['per_second']} invocations/s "
+                  "(target > 400/s)")
+        elif runner:
+            print(f"  Runner tool round trip: skipped ({runner['skipped']})")
+
+
+def run(redis_url: str | None = None) -> dict:
+    """Run every store benchmark (on ``redis_url``, or fresh embedded redis-servers) and print a table.
+
+    The embedded servers run with AOF on (everysec), like the CLI's embedded default; the Runner workload
+    runs over TCP and over a unix socket (what a co-located Redis gives you).
+    """
+    if redis_url is not None:
+        results = asyncio.run(_run(redis_url, None))
+    else:
+        with tempfile.TemporaryDirectory(prefix="agentq-store-bench-") as data_dir:
+            with EmbeddedRedis(f"{data_dir}/tcp") as tcp, EmbeddedRedis(f"{data_dir}/unix", unix_socket=True) as unix:
+                results = asyncio.run(_run(tcp.url, unix.url))
+    _print(results)
+    return results
+
+
+if __name__ == "__main__":
+    run()

@@ -1,0 +1,321 @@
+"""Durable end-to-end benchmark: agentq workers beside a no-op Celery task on the same broker (and google-adk).
+
+    .venv/bin/python -m bench.worker_bench            # full run, prints a table and writes bench/results/worker.json
+    .venv/bin/python -m bench.worker_bench --quick    # smaller counts
+
+Measures, on one machine, side by side in one run:
+- durable throughput: enqueue -> worker -> Redis -> completed status observed, for the tool round trip of
+  bench/WORKLOAD.md (fresh session per invocation), vs a no-op Celery task (same broker, same Celery settings,
+  same pool), vs google-adk's in-memory in-process rate when bench/adk_env.py is available;
+- latency: enqueue -> first event, and function response -> resumed event (p50, p99) on an idle worker;
+- in-flight capacity: one worker process, a model that thinks 500 ms per call, N invocations kept in flight
+  (closed loop): completions per second vs the ideal N / (calls x 500 ms);
+- failover: a worker SIGKILLed mid-invocation; time until another worker resumes it, and whether any event or
+  side effect was lost or doubled.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+APPS = ["bench.worker_apps:weather", "bench.worker_apps:approval", "bench.worker_apps:capacity"]
+
+
+def _env(url: str, **extra: str) -> dict[str, str]:
+    return {**os.environ, "AGENTQ_REDIS_URL": url, "PYTHONPATH": str(ROOT), **extra}
+
+
+@contextmanager
+def agentq_workers(url: str, names: list[str], *, threads: int = 4, pool: str = "threads", **env: str):
+    """Start ``agentq worker`` processes and wait until they are ready."""
+    import redis
+
+    from runtime.redis_store import keys
+
+    processes = {}
+    for name in names:
+        args = [sys.executable, "-m", "agentq.cli", "--log-level", "WARNING", "worker", "--name", name,
+                "--threads", str(threads), "--pool", pool, "--concurrency", "5000"]
+        for app in APPS:
+            args += ["--app", app]
+        processes[name] = subprocess.Popen(args, cwd=ROOT, env=_env(url, **env), stdout=subprocess.DEVNULL,
+                                           stderr=subprocess.DEVNULL)
+    try:
+        with redis.Redis.from_url(url) as client:
+            deadline = time.monotonic() + 60
+            while not all(client.hexists(keys.workers(), name) for name in names):
+                assert time.monotonic() < deadline, "workers did not start"
+                time.sleep(0.05)
+        yield processes
+    finally:
+        for process in processes.values():
+            if process.poll() is None:
+                process.terminate()
+        for process in processes.values():
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                process.kill()
+        with redis.Redis.from_url(url) as client:
+            client.delete(keys.workers())
+
+
+def noop_rate(url: str, n: int, threads: int) -> float:
+    """Messages per second a Celery worker drains for a task that does nothing but count itself."""
+    import redis
+
+    from worker.celery_app import make_celery
+
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "bench.worker_noop", "worker", "-P", "threads", "-c", str(threads),
+         "-Q", "agentq", "--without-gossip", "--without-mingle", "-l", "WARNING"],
+        cwd=ROOT, env=_env(url), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    app = make_celery(url)
+    try:
+        with redis.Redis.from_url(url) as client:
+            client.set("bench:noop_done", 0)
+            for _ in range(50):  # warm up, and wait until the worker consumes
+                app.send_task("bench.noop", queue="agentq")
+            while int(client.get("bench:noop_done") or 0) < 50:
+                time.sleep(0.01)
+            client.set("bench:noop_done", 0)
+            start = time.perf_counter()
+            for _ in range(n):
+                app.send_task("bench.noop", queue="agentq")
+            while int(client.get("bench:noop_done") or 0) < n:
+                time.sleep(0.002)
+            return n / (time.perf_counter() - start)
+    finally:
+        worker.terminate()
+        worker.wait(timeout=20)
+
+
+async def e2e_rate(url: str, n: int, window: int) -> dict:
+    """Invocations per second, enqueue -> completed observed, ``window`` in flight; checks every history."""
+    from worker.client import AgentqClient
+
+    client = AgentqClient(url)
+    user = f"tp-{time.time_ns()}"
+    sessions = [(await client.create_session("weather", user)).id for _ in range(n)]
+    gate = asyncio.Semaphore(window)
+    statuses: list[str] = []
+
+    async def one(index: int, session_id: str) -> str:
+        async with gate:
+            invocation_id = await client.enqueue("weather", user, session_id, f"Weather in Paris? #{index}")
+            statuses.append((await client.wait(invocation_id, timeout=120)).status)
+            return invocation_id
+
+    await asyncio.gather(*[one(i, s) for i, s in enumerate(sessions[:50])])  # warm up
+    start = time.perf_counter()
+    ids = await asyncio.gather(*[one(i, s) for i, s in enumerate(sessions[50:])])
+    elapsed = time.perf_counter() - start
+    bad = await _check_histories(client, "weather", user, sessions, expected_events=4)
+    await client.aclose()
+    return {"rate": len(ids) / elapsed, "n": len(ids), "not_completed": sum(s != "completed" for s in statuses),
+            "bad_histories": bad}
+
+
+async def _check_histories(client, app: str, user: str, sessions: list[str], expected_events: int) -> int:
+    """Sessions whose committed history or stream is not exactly one copy of each expected event."""
+    from runtime.redis_store import streams
+
+    bad = 0
+    for session_id in sessions:
+        session = await client.session_service.get_session(app_name=app, user_id=user, session_id=session_id)
+        entries = await streams.read_stream(client._store.redis, app, user, session_id, count=1000)
+        committed = [e.data["id"] for e in entries if e.kind == "event" and not e.data.get("partial")]
+        if len(session.events) != expected_events or committed != [e.id for e in session.events]:
+            bad += 1
+    return bad
+
+
+def _percentiles(samples: list[float]) -> dict:
+    samples = sorted(samples)
+    return {"p50_ms": statistics.median(samples) * 1000,
+            "p99_ms": samples[min(len(samples) - 1, int(len(samples) * 0.99))] * 1000, "n": len(samples)}
+
+
+async def _first_event(client, app, user, session_id, after, invocation_id) -> None:
+    from runtime.redis_store import streams
+
+    cursor = after
+    while True:
+        entries, cursor = await streams.read_page(client._store.redis, app, user, session_id, cursor,
+                                                  invocation_id=invocation_id, block_ms=10_000)
+        if not entries:
+            raise TimeoutError("no event within 10 s")
+        if any(e.kind == "event" for e in entries):
+            return
+
+
+async def latencies(url: str, samples: int) -> dict:
+    """enqueue -> first event and respond -> resumed event, one at a time on an idle worker."""
+    from worker.client import AgentqClient
+
+    client = AgentqClient(url)
+    user = f"lat-{time.time_ns()}"
+    first, resumed = [], []
+    for index in range(samples + 20):
+        session = await client.create_session("weather", user)
+        start = time.perf_counter()
+        invocation_id = await client.enqueue("weather", user, session.id, f"Weather? #{index}")
+        await _first_event(client, "weather", user, session.id, "0-0", invocation_id)
+        if index >= 20:
+            first.append(time.perf_counter() - start)
+        await client.wait(invocation_id, timeout=30)
+    for index in range(samples + 20):
+        session = await client.create_session("approval", user)
+        invocation_id = await client.enqueue("approval", user, session.id, "approve 5")
+        record = await client.wait(invocation_id, timeout=30)
+        position = await client.stream_position(invocation_id)
+        start = time.perf_counter()
+        await client.respond(invocation_id, [{"id": record.pending_calls[0].id, "response": {"ok": True}}])
+        await _first_event(client, "approval", user, session.id, position, invocation_id)
+        if index >= 20:
+            resumed.append(time.perf_counter() - start)
+        await client.wait(invocation_id, timeout=30)
+    await client.aclose()
+    return {"enqueue_to_first_event": _percentiles(first), "respond_to_resumed_event": _percentiles(resumed)}
+
+
+async def capacity(url: str, in_flight: int, duration: float) -> dict:
+    """Closed loop: ``in_flight`` invocations of the 500 ms model kept running; completions/s vs ideal."""
+    from runtime.redis_store import keys
+    from worker.client import AgentqClient
+
+    from .worker_apps import CAPACITY_LATENCY, CAPACITY_STEPS
+
+    client = AgentqClient(url)
+    user = f"cap-{time.time_ns()}"
+    per_invocation = CAPACITY_STEPS * CAPACITY_LATENCY
+    stop_at = time.monotonic() + duration
+    measure_from = time.monotonic() + per_invocation * 2  # after the ramp-up
+    done: list[float] = []
+    peak = 0
+
+    async def slot() -> None:
+        while time.monotonic() < stop_at:
+            session = await client.create_session("capacity", user)
+            invocation_id = await client.enqueue("capacity", user, session.id, "think")
+            record = await client.wait(invocation_id, timeout=120)
+            assert record.status == "completed", record
+            done.append(time.monotonic())
+
+    async def sample() -> None:
+        nonlocal peak
+        while time.monotonic() < stop_at:
+            peak = max(peak, await client._store.redis.zcard(keys.lease_expiries()))
+            await asyncio.sleep(0.1)
+
+    await asyncio.gather(sample(), *[slot() for _ in range(in_flight)])
+    measured = [t for t in done if measure_from <= t <= stop_at]
+    rate = len(measured) / (stop_at - measure_from)
+    ideal = in_flight / per_invocation
+    await client.aclose()
+    return {"in_flight": in_flight, "model_latency_s": CAPACITY_LATENCY, "model_calls": CAPACITY_STEPS,
+            "rate": rate, "ideal_rate": ideal, "ratio": rate / ideal, "peak_running": peak}
+
+
+async def failover(url: str, processes: dict) -> dict:
+    """SIGKILL the worker running an invocation; seconds until the survivor resumes it; lost/doubled events."""
+    from worker.client import AgentqClient
+
+    client = AgentqClient(url)
+    user = f"fo-{time.time_ns()}"
+    session = await client.create_session("capacity", user)
+    invocation_id = await client.enqueue("capacity", user, session.id, "think")
+    seen = None
+    async for entry in client.events(invocation_id):
+        if entry.kind == "event" and entry.data.get("author") == "thinker":
+            seen = entry.id
+            break
+    victim = (await client.get(invocation_id)).worker
+    killed = time.monotonic()
+    processes[victim].send_signal(signal.SIGKILL)
+    resumed_after = None
+    async for entry in client.events(invocation_id, after=seen):
+        if entry.kind == "status" and entry.data["status"] == "running" and resumed_after is None:
+            resumed_after = time.monotonic() - killed
+    record = await client.get(invocation_id)
+    bad = await _check_histories(client, "capacity", user, [session.id], expected_events=2 * 4)
+    await client.aclose()
+    return {"resumed_after_s": resumed_after, "status": record.status, "attempts": record.attempts,
+            "bad_histories": bad}
+
+
+def adk_rate() -> float | None:
+    """google-adk's in-memory rate on the same workload, when bench/adk_env.py can provide it."""
+    try:
+        from bench.adk_env import run_adk_bench
+    except ImportError:
+        return None
+    try:
+        result = run_adk_bench("inmemory_tool_roundtrip.py")
+    except Exception as exc:  # the ADK side is optional here; say why it is missing
+        print(f"google-adk side unavailable: {exc}", file=sys.stderr)
+        return None
+    if isinstance(result, dict):
+        return result.get("rate") or result.get("invocations_per_s")
+    return float(result)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--n", type=int, default=None, help="invocations for the throughput runs")
+    parser.add_argument("--threads", type=int, default=4)
+    parser.add_argument("--pool", default="threads")
+    parser.add_argument("--in-flight", type=int, default=500)
+    parser.add_argument("--skip", action="append", default=[], help="noop|e2e|latency|capacity|failover|adk")
+    parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "worker.json"))
+    args = parser.parse_args(argv)
+    n = args.n or (500 if args.quick else 3000)
+    from runtime.redis_store.launcher import EmbeddedRedis
+
+    results: dict = {"machine_cpus": os.cpu_count()}
+    with tempfile.TemporaryDirectory() as tmp, EmbeddedRedis(tmp) as server:
+        url = server.url
+        if "noop" not in args.skip:
+            results["noop_celery_rate"] = noop_rate(url, n, args.threads)
+        with agentq_workers(url, ["bench-w1"], threads=args.threads, pool=args.pool):
+            if "e2e" not in args.skip:
+                results["e2e"] = asyncio.run(e2e_rate(url, n, window=256))
+            if "latency" not in args.skip:
+                results.update(asyncio.run(latencies(url, 50 if args.quick else 200)))
+            if "capacity" not in args.skip:
+                results["capacity"] = asyncio.run(capacity(url, args.in_flight, 8.0 if args.quick else 15.0))
+        if "failover" not in args.skip:
+            with agentq_workers(url, ["bench-f1", "bench-f2"], threads=args.threads) as processes:
+                results["failover"] = asyncio.run(failover(url, processes))
+    if "adk" not in args.skip:
+        results["adk_inmemory_rate"] = adk_rate()
+    _report(results)
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps(results, indent=2) + "\n")
+    return 0
+
+
+def _report(results: dict) -> None:
+    print(json.dumps(results, indent=2))
+    e2e, noop = results.get("e2e", {}).get("rate"), results.get("noop_celery_rate")
+    if e2e and noop:
+        print(f"durable e2e {e2e:.0f}/s = {e2e / noop:.0%} of the no-op Celery task ({noop:.0f}/s)")
+    if e2e and results.get("adk_inmemory_rate"):
+        print(f"durable e2e vs google-adk in-memory: {e2e / results['adk_inmemory_rate']:.2f}x")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""Runnable agent apps: ``examples.weather:app`` and ``examples.reimbursement:app``."""

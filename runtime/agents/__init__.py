@@ -1,0 +1,25 @@
+"""Agents (``google.adk.agents`` in ADK): the model-driven LlmAgent and the workflow agents."""
+
+from .base_agent import BaseAgent
+from .callback_context import CallbackContext
+from .invocation_context import InvocationContext
+from .llm_agent import Agent, LlmAgent
+from .loop_agent import LoopAgent
+from .parallel_agent import ParallelAgent
+from .readonly_context import ReadonlyContext
+from .run_config import RunConfig, StreamingMode
+from .sequential_agent import SequentialAgent
+
+__all__ = [
+    "Agent",
+    "BaseAgent",
+    "CallbackContext",
+    "InvocationContext",
+    "LlmAgent",
+    "LoopAgent",
+    "ParallelAgent",
+    "ReadonlyContext",
+    "RunConfig",
+    "SequentialAgent",
+    "StreamingMode",
+]

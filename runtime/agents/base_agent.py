@@ -1,0 +1,121 @@
+"""BaseAgent: a node of the agent tree; subclasses implement ``_run_async_impl``."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator
+from contextlib import aclosing
+from typing import Any
+
+from google.genai import types
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..errors import InvalidAgentTreeError
+from ..events import Event
+from . import resume
+from .callback_context import CallbackContext
+from .callbacks import Callbacks, first_answer
+from .invocation_context import InvocationContext
+
+
+class BaseAgent(BaseModel):
+    """An agent: a name, a description, sub-agents, and before/after callbacks around its run.
+
+    ``before_agent_callback`` returning Content skips the agent (that content is its answer);
+    ``after_agent_callback`` returning Content adds a final event. Both may be lists, sync or async.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
+
+    name: str
+    description: str = ""
+    sub_agents: list[BaseAgent] = Field(default_factory=list)
+    before_agent_callback: Callbacks = None
+    after_agent_callback: Callbacks = None
+    parent_agent: BaseAgent | None = Field(default=None, exclude=True, repr=False)
+
+    def __init__(self, **data: Any):
+        super().__init__(**data)
+        # Checked here, not in a validator, so the error is ours rather than wrapped in a ValidationError.
+        if not self.name.isidentifier():
+            raise InvalidAgentTreeError(f"agent name {self.name!r} must be a Python identifier")
+        if self.name == "user":
+            raise InvalidAgentTreeError("agent name 'user' is reserved for the end user")
+        for sub_agent in self.sub_agents:
+            if sub_agent.parent_agent is not None and sub_agent.parent_agent is not self:
+                raise InvalidAgentTreeError(
+                    f"agent {sub_agent.name!r} already has parent {sub_agent.parent_agent.name!r}; "
+                    f"cannot add it to {self.name!r}"
+                )
+            sub_agent.parent_agent = self
+
+    # --- the tree ---
+
+    @property
+    def root_agent(self) -> BaseAgent:
+        """The top of the tree this agent belongs to."""
+        agent = self
+        while agent.parent_agent is not None:
+            agent = agent.parent_agent
+        return agent
+
+    def find_agent(self, name: str) -> BaseAgent | None:
+        """This agent or a descendant called ``name``."""
+        return self if self.name == name else self.find_sub_agent(name)
+
+    def find_sub_agent(self, name: str) -> BaseAgent | None:
+        """A descendant called ``name``."""
+        for sub_agent in self.sub_agents:
+            found = sub_agent.find_agent(name)
+            if found is not None:
+                return found
+        return None
+
+    # --- running ---
+
+    async def run_async(self, parent_context: InvocationContext) -> AsyncGenerator[Event, None]:
+        """Run this agent in ``parent_context``'s invocation, yielding its events (callbacks included)."""
+        ctx = parent_context.for_agent(self)
+        if not (ctx.run.resumed and resume.has_started(ctx, self)):
+            event = await self._agent_callback_event(ctx, self.before_agent_callback, end=True)
+            if event is not None:
+                yield event
+            if ctx.end_invocation:
+                return
+        async with aclosing(self._run_async_impl(ctx)) as events:
+            async for event in events:
+                yield event
+        if ctx.end_invocation or ctx.is_paused():
+            return
+        event = await self._agent_callback_event(ctx, self.after_agent_callback, end=False)
+        if event is not None:
+            yield event
+
+    async def _run_async_impl(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
+        """The agent's own work; subclasses override it."""
+        raise NotImplementedError(f"{type(self).__name__} does not implement _run_async_impl")
+        yield  # pragma: no cover - makes this an async generator
+
+    async def _agent_callback_event(self, ctx: InvocationContext, callbacks: Callbacks, *, end: bool) -> Event | None:
+        if not callbacks:
+            return None
+        callback_context = CallbackContext(ctx)
+        content = await first_answer(callbacks, callback_context=callback_context)
+        if isinstance(content, types.Content):
+            ctx.end_invocation = end
+            return Event(
+                invocation_id=ctx.invocation_id, author=self.name, branch=ctx.branch, content=content,
+                actions=callback_context.actions,
+            )
+        if callback_context.state.has_delta() or callback_context.actions.artifact_delta:
+            return Event(
+                invocation_id=ctx.invocation_id, author=self.name, branch=ctx.branch,
+                actions=callback_context.actions,
+            )
+        return None
+
+    def _checkpoint(self, ctx: InvocationContext, **actions: Any) -> Event:
+        """An event with no content that records this workflow agent's progress (for resumption)."""
+        from ..events import EventActions
+
+        return Event(invocation_id=ctx.invocation_id, author=self.name, branch=ctx.branch,
+                     actions=EventActions(**actions))

@@ -1,0 +1,51 @@
+"""LoopAgent: repeats its sub-agents until one escalates or ``max_iterations`` is reached."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator
+
+from ..events import Event
+from . import resume
+from .base_agent import BaseAgent
+from .invocation_context import InvocationContext
+
+
+class LoopAgent(BaseAgent):
+    """Runs the sub-agents in order, again and again. An event with ``actions.escalate`` (``exit_loop``) ends
+    the loop after the sub-agent that sent it; ``max_iterations=None`` means no bound.
+
+    Checkpoints ``{"current_sub_agent": name, "times_looped": n}`` let a resumed invocation continue mid-loop.
+    """
+
+    max_iterations: int | None = None
+
+    async def _run_async_impl(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
+        if not self.sub_agents:
+            return
+        names = [agent.name for agent in self.sub_agents]
+        times_looped, start, resuming = 0, 0, False
+        state, ended = resume.workflow_progress(ctx, self)
+        if ended:
+            ctx.end_invocation = True
+            return
+        if state and state.get("current_sub_agent") in names:
+            times_looped = int(state.get("times_looped", 0))
+            start, resuming = names.index(state["current_sub_agent"]), True
+        while not self.max_iterations or times_looped < self.max_iterations:
+            for index in range(start, len(self.sub_agents)):
+                sub_agent = self.sub_agents[index]
+                if not (resuming and index == start):
+                    yield self._checkpoint(
+                        ctx, agent_state={"current_sub_agent": sub_agent.name, "times_looped": times_looped}
+                    )
+                resuming = False
+                async for event in sub_agent.run_async(ctx):
+                    yield event
+                if ctx.is_paused():
+                    return
+                if resume.escalated_since_checkpoint(ctx, self):
+                    yield self._checkpoint(ctx, end_of_agent=True)
+                    return
+            start = 0
+            times_looped += 1
+        yield self._checkpoint(ctx, end_of_agent=True)

@@ -1,0 +1,37 @@
+"""SequentialAgent: runs its sub-agents one after another."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator
+
+from ..events import Event
+from . import resume
+from .base_agent import BaseAgent
+from .invocation_context import InvocationContext
+
+
+class SequentialAgent(BaseAgent):
+    """Runs each sub-agent in order, in the same branch. A paused sub-agent pauses the sequence.
+
+    Before each sub-agent it commits a checkpoint ``{"current_sub_agent": name}``; at the end ``end_of_agent``.
+    A resumed invocation continues at the checkpointed sub-agent.
+    """
+
+    async def _run_async_impl(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
+        names = [agent.name for agent in self.sub_agents]
+        start, resuming = 0, False
+        state, ended = resume.workflow_progress(ctx, self)
+        if ended:
+            ctx.end_invocation = True
+            return
+        if state and state.get("current_sub_agent") in names:
+            start, resuming = names.index(state["current_sub_agent"]), True
+        for index in range(start, len(self.sub_agents)):
+            sub_agent = self.sub_agents[index]
+            if not (resuming and index == start):
+                yield self._checkpoint(ctx, agent_state={"current_sub_agent": sub_agent.name})
+            async for event in sub_agent.run_async(ctx):
+                yield event
+            if ctx.is_paused():
+                return
+        yield self._checkpoint(ctx, end_of_agent=True)

@@ -1,0 +1,53 @@
+"""App: a named root agent, the unit a worker or the API loads by import path (``module:attr``)."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from .agents.base_agent import BaseAgent
+from .errors import AppNotFoundError, UsageError
+
+
+class App(BaseModel):
+    """An application: its name (the sessions' app_name) and its root agent.
+
+    ``plugins`` is accepted for ADK compatibility and not used.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
+
+    name: str
+    root_agent: BaseAgent
+    description: str = ""
+    plugins: list[Any] = Field(default_factory=list)
+
+    @field_validator("name")
+    @classmethod
+    def _check_name(cls, name: str) -> str:
+        if not name or "/" in name or not name.strip():
+            raise UsageError(f"app name {name!r} must be non-empty and contain no '/'")
+        return name
+
+
+def load_app(path: str) -> App:
+    """Import ``module:attr`` and return it as an App (a bare agent becomes ``App(name=agent.name, ...)``)."""
+    module_name, _, attr = path.partition(":")
+    if not module_name:
+        raise UsageError(f"app path {path!r} must look like 'package.module:attribute'")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise AppNotFoundError(f"cannot import module {module_name!r} for app {path!r}: {exc}") from exc
+    target = getattr(module, attr or "app", None)
+    if target is None and not attr:
+        target = getattr(module, "root_agent", None)
+    if target is None:
+        raise AppNotFoundError(f"module {module_name!r} has no attribute {attr or 'app'!r} (app path {path!r})")
+    if isinstance(target, App):
+        return target
+    if isinstance(target, BaseAgent):
+        return App(name=target.name, root_agent=target)
+    raise UsageError(f"{path!r} is a {type(target).__name__}, not an App or an agent")

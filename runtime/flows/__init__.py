@@ -1,0 +1,1 @@
+"""How an LlmAgent runs: request building, the model-call loop, tool execution, resumption."""

@@ -1,0 +1,139 @@
+"""The conversation sent to the model, rebuilt from the session's committed events.
+
+Rules (as the reference runtime applies them): events of other branches are left out; another agent's
+words become a user-role "For context:" message; function responses are moved right after their call
+(several answers to one call collapse into the latest); client-made call ids (``adk-...``) are not sent.
+"""
+
+from __future__ import annotations
+
+from google.genai import types
+
+from ..events import Event
+
+CLIENT_CALL_ID_PREFIX = "adk-"
+
+
+def _belongs_to_branch(branch: str | None, event: Event) -> bool:
+    if not branch or not event.branch:
+        return True
+    return branch == event.branch or branch.startswith(event.branch + ".")
+
+
+def _is_empty(event: Event) -> bool:
+    content = event.content
+    return not content or not content.role or not content.parts or content.parts[0].text == ""
+
+
+def _foreign(event: Event) -> Event:
+    """Another agent's event, retold to this agent as user-role context."""
+    parts = [types.Part(text="For context:")]
+    for part in event.content.parts:
+        if part.text:
+            parts.append(types.Part(text=f"[{event.author}] said: {part.text}"))
+        elif part.function_call:
+            call = part.function_call
+            parts.append(types.Part(text=f"[{event.author}] called tool `{call.name}` with parameters: {call.args}"))
+        elif part.function_response:
+            response = part.function_response
+            parts.append(
+                types.Part(text=f"[{event.author}] `{response.name}` tool returned result: {response.response}")
+            )
+        else:
+            parts.append(part)
+    return Event.model_construct(
+        author="user", content=types.Content(role="user", parts=parts), branch=event.branch,
+        timestamp=event.timestamp, actions=event.actions,
+    )
+
+
+def merge_response_events(events: list[Event]) -> Event:
+    """Several function-response events as one; a later answer to the same call id replaces the earlier."""
+    parts = list(events[0].content.parts)
+    index = {p.function_response.id: i for i, p in enumerate(parts) if p.function_response}
+    for event in events[1:]:
+        for part in event.content.parts:
+            if part.function_response and part.function_response.id in index:
+                parts[index[part.function_response.id]] = part
+            else:
+                if part.function_response:
+                    index[part.function_response.id] = len(parts)
+                parts.append(part)
+    first = events[0]
+    return first.model_copy(update={"content": types.Content(role=first.content.role, parts=parts)})
+
+
+def _latest_response_next_to_call(events: list[Event]) -> list[Event]:
+    if len(events) < 2:
+        return events
+    responses = events[-1].get_function_responses()
+    if not responses:
+        return events
+    ids = {r.id for r in responses}
+    if any(call.id in ids for call in events[-2].get_function_calls()):
+        return events
+    for index in range(len(events) - 2, -1, -1):
+        calls = events[index].get_function_calls()
+        if any(call.id in ids for call in calls):
+            call_ids = {call.id for call in calls}
+            answers = [
+                e for e in events[index + 1 : -1] if any(r.id in call_ids for r in e.get_function_responses())
+            ]
+            return [*events[: index + 1], merge_response_events([*answers, events[-1]])]
+    return events
+
+
+def _responses_after_calls(events: list[Event]) -> list[Event]:
+    last_answer: dict[str | None, int] = {}
+    for index, event in enumerate(events):
+        for response in event.get_function_responses():
+            last_answer[response.id] = index
+    if not last_answer:
+        return events
+    result = []
+    for event in events:
+        if event.get_function_responses():
+            continue
+        result.append(event)
+        calls = event.get_function_calls()
+        if calls:
+            indices = sorted({last_answer[c.id] for c in calls if c.id in last_answer})
+            if len(indices) == 1:
+                result.append(events[indices[0]])
+            elif indices:
+                result.append(merge_response_events([events[i] for i in indices]))
+    return result
+
+
+def _strip_client_ids(content: types.Content) -> types.Content:
+    changed = False
+    parts = []
+    for part in content.parts:
+        if part.function_call and (part.function_call.id or "").startswith(CLIENT_CALL_ID_PREFIX):
+            part = part.model_copy(update={"function_call": part.function_call.model_copy(update={"id": None})})
+            changed = True
+        elif part.function_response and (part.function_response.id or "").startswith(CLIENT_CALL_ID_PREFIX):
+            response = part.function_response.model_copy(update={"id": None})
+            part = part.model_copy(update={"function_response": response})
+            changed = True
+        parts.append(part)
+    return content.model_copy(update={"parts": parts}) if changed else content
+
+
+def build_contents(events: list[Event], agent_name: str, branch: str | None, current_turn_only: bool = False
+                   ) -> list[types.Content]:
+    """The model's view of ``events`` for ``agent_name`` running on ``branch``."""
+    if current_turn_only:
+        for index in range(len(events) - 1, -1, -1):
+            if not _is_empty(events[index]) and events[index].author != agent_name:
+                events = events[index:]
+                break
+        else:
+            events = []
+    selected = []
+    for event in events:
+        if _is_empty(event) or not _belongs_to_branch(branch, event):
+            continue
+        selected.append(_foreign(event) if event.author not in ("user", agent_name) else event)
+    selected = _responses_after_calls(_latest_response_next_to_call(selected))
+    return [_strip_client_ids(event.content) for event in selected]

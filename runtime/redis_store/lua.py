@@ -1,0 +1,24 @@
+"""Run a Lua script by EVALSHA, loading it on first use (and again after a server restart forgets it)."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+
+from redis.exceptions import NoScriptError
+
+
+class LuaScript:
+    """A script known by its SHA1: one EVALSHA round trip per call once the server has it cached."""
+
+    def __init__(self, source: str):
+        self.source = source
+        self.sha = hashlib.sha1(source.encode()).hexdigest()
+
+    async def __call__(self, client, keys: Sequence[str], args: Sequence) -> object:
+        try:
+            return await client.evalsha(self.sha, len(keys), *keys, *args)
+        except NoScriptError:
+            # The script cache is empty after a restart or SCRIPT FLUSH; loading is a one-off extra trip.
+            await client.script_load(self.source)
+            return await client.evalsha(self.sha, len(keys), *keys, *args)

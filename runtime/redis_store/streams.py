@@ -1,0 +1,159 @@
+"""Per-session event streams: every event (partial ones too) and every status change, in order.
+
+Entries carry three fields: ``kind`` ('event' | 'status'), ``inv`` (the invocation id) and ``data`` (JSON:
+the event's camelCase dict, or ``{"status": ..., "detail": {...}}``). The session service's commit script
+XADDs committed events; the worker XADDs partial events and status entries with ``publish_event`` /
+``publish_status``. A reader resumes after any entry id (SSE ``Last-Event-ID``) and sees each entry once.
+
+Trimming: every XADD trims the stream once it is ``maxlen`` + 10% long (to ``maxlen``) or, with
+``max_age_s``, holds entries older than that; but never at or after the *floor*, the first entry of the
+oldest active invocation. Active invocations live in a sorted set (``keys.session_active_invocations``)
+scored by the millisecond part of their first entry id; the worker adds an invocation when it starts
+(``mark_invocation_active``) and removes it when it settles (``mark_invocation_settled``).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import AsyncIterator
+from typing import Any, Literal
+
+from pydantic import BaseModel
+
+from ..events import Event
+from . import keys
+from .codec import text
+from .scripts import PUBLISH_ENTRY
+
+DEFAULT_STREAM_MAXLEN = 10_000
+SETTLED_STATUSES = frozenset({"parked", "completed", "failed", "cancelled"})
+
+
+class StreamEntry(BaseModel):
+    """One stream entry: its id (``ms-seq``), kind, invocation, and JSON payload."""
+
+    id: str
+    kind: Literal["event", "status"]
+    invocation_id: str
+    data: dict[str, Any]
+
+
+def trim_args(maxlen: int, max_age_s: float | None) -> list[int]:
+    """The maxlen, slack and max-age (ms) arguments every XADD script takes."""
+    slack = max(1, maxlen // 10) if maxlen > 0 else 0
+    return [maxlen, slack, int(max_age_s * 1000) if max_age_s else 0]
+
+
+async def _publish(client, app, user, sid, kind, invocation_id, data: str, maxlen, max_age_s) -> str:
+    stream_keys = [keys.session_stream(app, user, sid), keys.session_active_invocations(app, user, sid)]
+    entry = await PUBLISH_ENTRY(client, stream_keys, [kind, invocation_id, data, *trim_args(maxlen, max_age_s)])
+    return text(entry)
+
+
+async def publish_event(
+    client, app: str, user: str, sid: str, invocation_id: str, event: Event,
+    *, maxlen: int = DEFAULT_STREAM_MAXLEN, max_age_s: float | None = None,
+) -> str:
+    """XADD an event that is not committed (a partial chunk) to the session's stream; returns the entry id."""
+    return await _publish(client, app, user, sid, "event", invocation_id, event.to_json(), maxlen, max_age_s)
+
+
+async def publish_status(
+    client, app: str, user: str, sid: str, invocation_id: str, status: str, detail: dict | None = None,
+    *, maxlen: int = DEFAULT_STREAM_MAXLEN, max_age_s: float | None = None,
+) -> str:
+    """XADD a status entry ``{"status": status, "detail": detail}``; returns the entry id."""
+    data = json.dumps({"status": status, "detail": detail or {}}, separators=(",", ":"))
+    return await _publish(client, app, user, sid, "status", invocation_id, data, maxlen, max_age_s)
+
+
+async def last_entry_id(client, app: str, user: str, sid: str) -> str:
+    """The id of the stream's newest entry, or '0-0' when it is empty (a reader's "from now on")."""
+    newest = await client.xrevrange(keys.session_stream(app, user, sid), count=1)
+    return text(newest[0][0]) if newest else "0-0"
+
+
+async def mark_invocation_active(
+    client, app: str, user: str, sid: str, invocation_id: str, first_entry_id: str | None = None
+) -> None:
+    """Keep the stream from being trimmed at or after ``first_entry_id`` (default: the newest entry now).
+
+    Marking an invocation that is already active keeps the earlier of the two floors.
+    """
+    first = first_entry_id or await last_entry_id(client, app, user, sid)
+    score = int(first.split("-", 1)[0])
+    await client.zadd(keys.session_active_invocations(app, user, sid), {invocation_id: score}, lt=True)
+
+
+async def mark_invocation_settled(client, app: str, user: str, sid: str, invocation_id: str) -> None:
+    """Let the stream be trimmed past the invocation's entries again."""
+    await client.zrem(keys.session_active_invocations(app, user, sid), invocation_id)
+
+
+def _entry(entry_id, fields) -> StreamEntry:
+    fields = {text(k): text(v) for k, v in fields.items()}
+    return StreamEntry(
+        id=text(entry_id), kind=fields["kind"], invocation_id=fields["inv"], data=json.loads(fields["data"])
+    )
+
+
+async def _scan(client, stream: str, after: str, count: int, block_ms: int | None) -> list[tuple]:
+    if block_ms is None:
+        return await client.xrange(stream, min="(" + after, max="+", count=count)
+    reply = await client.xread({stream: after}, count=count, block=block_ms)
+    return reply[0][1] if reply else []
+
+
+async def read_stream(
+    client, app: str, user: str, sid: str, after: str = "0-0",
+    *, invocation_id: str | None = None, block_ms: int | None = None, count: int = 100,
+) -> list[StreamEntry]:
+    """Up to ``count`` entries after ``after`` (of one invocation when given), oldest first.
+
+    With ``block_ms``, waits up to that long for a matching entry when none is there yet (0 = forever).
+    """
+    page, _ = await read_page(client, app, user, sid, after, invocation_id=invocation_id, block_ms=block_ms,
+                              count=count)
+    return page
+
+
+async def read_page(
+    client, app: str, user: str, sid: str, after: str = "0-0",
+    *, invocation_id: str | None = None, block_ms: int | None = None, count: int = 100,
+) -> tuple[list[StreamEntry], str]:
+    """Like ``read_stream``, and also the id scanned up to: resume from it to skip other invocations' entries."""
+    stream = keys.session_stream(app, user, sid)
+    cursor = after
+    deadline = None if not block_ms else time.monotonic() + block_ms / 1000
+    while True:
+        raw = await _scan(client, stream, cursor, count, None)
+        if not raw and block_ms is not None:
+            wait_ms = 0 if deadline is None else int((deadline - time.monotonic()) * 1000)
+            if deadline is None or wait_ms > 0:
+                raw = await _scan(client, stream, cursor, count, wait_ms)
+        if not raw:
+            return [], cursor
+        cursor = text(raw[-1][0])
+        entries = [_entry(entry_id, fields) for entry_id, fields in raw]
+        if invocation_id is not None:
+            entries = [entry for entry in entries if entry.invocation_id == invocation_id]
+        if entries:
+            return entries, cursor
+
+
+async def follow_stream(
+    client, app: str, user: str, sid: str, after: str = "0-0",
+    *, invocation_id: str | None = None, block_ms: int = 5_000, until_settled: bool = True,
+) -> AsyncIterator[StreamEntry]:
+    """Yield entries as they arrive; with ``invocation_id`` and ``until_settled``, stop after its settling status."""
+    cursor = after
+    while True:
+        entries, cursor = await read_page(client, app, user, sid, cursor, invocation_id=invocation_id,
+                                          block_ms=block_ms)
+        for entry in entries:
+            yield entry
+            if until_settled and invocation_id is not None and entry.kind == "status" and (
+                entry.data.get("status") in SETTLED_STATUSES
+            ):
+                return

@@ -1,0 +1,102 @@
+"""Which invocation and which agent a message goes to, and which long-running calls still wait."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from google.genai import types
+
+from .errors import FunctionCallNotFoundError, InvalidMessageError
+
+if TYPE_CHECKING:
+    from .agents.base_agent import BaseAgent
+    from .events import Event
+    from .sessions import Session
+
+
+def function_call_event(session: Session, call_id: str | None) -> Event:
+    """The committed event that issued call ``call_id``; FunctionCallNotFoundError when none did."""
+    for event in reversed(session.events):
+        for call in event.get_function_calls():
+            if call.id == call_id:
+                return event
+    raise FunctionCallNotFoundError(f"no function call with id {call_id!r} in session {session.id!r}")
+
+
+def find_invocation_for_function_responses(session: Session, message: types.Content) -> str:
+    """The id of the invocation whose calls ``message``'s FunctionResponses answer.
+
+    Raises FunctionCallNotFoundError naming the ids no committed call has, and InvalidMessageError when a
+    response has no id or the responses answer calls of different invocations.
+    """
+    responses = [part.function_response for part in message.parts or [] if part.function_response]
+    if not responses:
+        raise InvalidMessageError("the message carries no function response")
+    for response in responses:
+        if not response.id:
+            raise InvalidMessageError(f"function response for {response.name!r} has no id; copy the call's id")
+    wanted = {response.id for response in responses}
+    owners: dict[str, str] = {}
+    for event in reversed(session.events):
+        for call in event.get_function_calls():
+            if call.id in wanted and call.id not in owners:
+                owners[call.id] = event.invocation_id
+        if len(owners) == len(wanted):
+            break
+    unknown = [response.id for response in responses if response.id not in owners]
+    if unknown:
+        raise FunctionCallNotFoundError(
+            f"no function call with id(s) {unknown!r} in session {session.id!r}; "
+            "a function response must answer a call the agent made"
+        )
+    invocations = sorted(set(owners.values()))
+    if len(invocations) > 1:
+        raise InvalidMessageError(f"the function responses answer calls of several invocations: {invocations!r}")
+    return invocations[0]
+
+
+def pending_long_running_calls(session: Session, invocation_id: str) -> list[types.FunctionCall]:
+    """The long-running calls of ``invocation_id`` still waiting for a final answer, in call order.
+
+    A call is answered for good by a client FunctionResponse (a user event) without ``will_continue``;
+    what the tool itself returned (a ticket, "pending") and ``will_continue`` updates leave it pending.
+    """
+    pending: dict[str, types.FunctionCall] = {}
+    for event in session.events:
+        if event.invocation_id != invocation_id:
+            continue
+        if event.long_running_tool_ids:
+            for call in event.get_function_calls():
+                if call.id in event.long_running_tool_ids:
+                    pending[call.id] = call
+        if event.author == "user" and pending:
+            for response in event.get_function_responses():
+                if not response.will_continue:
+                    pending.pop(response.id, None)
+    return list(pending.values())
+
+
+def _can_transfer_back(agent: BaseAgent) -> bool:
+    """True when every agent from ``agent`` up is an LlmAgent allowed to transfer to its parent."""
+    from .agents.llm_agent import LlmAgent
+
+    while agent is not None:
+        if not isinstance(agent, LlmAgent) or agent.disallow_transfer_to_parent:
+            return False
+        agent = agent.parent_agent
+    return True
+
+
+def agent_for_new_turn(session: Session, root: BaseAgent, agents: dict[str, BaseAgent]) -> BaseAgent:
+    """The agent a new user turn goes to: the one that last answered, if it can transfer back; else root."""
+    for event in reversed(session.events):
+        if event.author == "user":
+            continue
+        if event.author == root.name:
+            return root
+        agent = agents.get(event.author)
+        if agent is None:
+            continue
+        if agent.parent_agent is not None and _can_transfer_back(agent):
+            return agent
+    return root

@@ -1,0 +1,264 @@
+"""Runner: drives one invocation of an agent over a session, committing each event before the agent resumes.
+
+The loop: the agent yields an event; a non-partial event is committed through the SessionService (state,
+artifacts, history); the event is forwarded to the caller; only then does the agent continue, seeing the
+committed state. Partial events are forwarded, never stored. The user message is committed (not yielded)
+first, carrying the run's ``state_delta``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import queue
+import threading
+from collections.abc import AsyncGenerator, Generator
+from contextlib import aclosing
+from typing import TYPE_CHECKING, Any
+
+from google.genai import types
+
+from .agents.base_agent import BaseAgent
+from .agents.invocation_context import InvocationContext, InvocationRun, new_invocation_id
+from .agents.llm_agent import LlmAgent
+from .agents.run_config import RunConfig
+from .artifacts import BaseArtifactService, InMemoryArtifactService
+from .errors import InvalidAgentTreeError, InvalidMessageError, SessionNotFoundError
+from .events import Event, EventActions
+from .routing import (
+    agent_for_new_turn,
+    find_invocation_for_function_responses,
+    function_call_event,
+    pending_long_running_calls,
+)
+from .sessions import BaseSessionService, InMemorySessionService, Session
+
+if TYPE_CHECKING:
+    from .apps import App
+    from .tools.tool_journal import BaseToolJournal
+
+__all__ = ["InMemoryRunner", "Runner", "find_invocation_for_function_responses", "pending_long_running_calls"]
+
+log = logging.getLogger(__name__)
+
+
+class Runner:
+    """Runs ``agent`` (or ``app.root_agent``) for the sessions of ``app_name`` in ``session_service``.
+
+    ``tool_journal`` (optional) makes tool side effects survive a crash exactly once (see tools.tool_journal).
+    """
+
+    def __init__(
+        self,
+        *,
+        app_name: str | None = None,
+        agent: BaseAgent | None = None,
+        session_service: BaseSessionService,
+        artifact_service: BaseArtifactService | None = None,
+        tool_journal: BaseToolJournal | None = None,
+        app: App | None = None,
+        memory_service: Any = None,
+        credential_service: Any = None,
+    ):
+        if app is not None:
+            agent = agent or app.root_agent
+            app_name = app_name or app.name
+        if agent is None or not app_name:
+            raise InvalidAgentTreeError("Runner needs app_name= and agent= (or app=)")
+        self.app_name = app_name
+        self.agent = agent
+        self.app = app
+        self.session_service = session_service
+        self.artifact_service = artifact_service
+        self.tool_journal = tool_journal
+        self._agents = _index_tree(agent)
+        self._uncommitted: dict[tuple[str, str], Any] = {}
+
+    async def close(self) -> None:
+        """Release resources (nothing to release in-process; kept for ADK compatibility)."""
+
+    async def run_async(
+        self,
+        *,
+        user_id: str,
+        session_id: str,
+        new_message: types.Content | None = None,
+        invocation_id: str | None = None,
+        state_delta: dict[str, Any] | None = None,
+        run_config: RunConfig | None = None,
+    ) -> AsyncGenerator[Event, None]:
+        """Run one invocation and yield its events.
+
+        - A text message starts a new invocation (``invocation_id`` may name it) with the agent that last
+          answered (when it can transfer back), else the root agent.
+        - A message of FunctionResponses resumes the invocation that issued those calls, under its id.
+        - ``invocation_id`` of an invocation with committed events and no message continues it from them
+          (after a crash or a pause); a message identical to one it already committed is not appended again.
+        """
+        session = await self.session_service.get_session(
+            app_name=self.app_name, user_id=user_id, session_id=session_id
+        )
+        if session is None:
+            raise SessionNotFoundError(
+                f"session {session_id!r} not found for app {self.app_name!r} and user {user_id!r}"
+            )
+        responses = _check_message(new_message)
+        if responses:
+            owner = find_invocation_for_function_responses(session, new_message)
+            if invocation_id and invocation_id != owner:
+                raise InvalidMessageError(
+                    f"the function responses answer calls of invocation {owner!r}, not {invocation_id!r}"
+                )
+            invocation_id = owner
+        prior = [e for e in session.events if e.invocation_id == invocation_id] if invocation_id else []
+        run = InvocationRun(agents=self._agents, resumed=bool(prior), uncommitted=self._uncommitted)
+        for event in prior:
+            run.record(event)
+        ctx = InvocationContext(
+            invocation_id=invocation_id or new_invocation_id(),
+            agent=self.agent,
+            session=session,
+            session_service=self.session_service,
+            artifact_service=self.artifact_service,
+            tool_journal=self.tool_journal,
+            user_content=new_message or _first_user_content(prior),
+            run_config=run_config or RunConfig(),
+            run=run,
+        )
+        branch = None
+        if responses:
+            branch = function_call_event(session, responses[0].id).branch
+        if new_message is not None and not _already_committed(new_message, prior, bool(responses)):
+            actions = EventActions(state_delta=dict(state_delta)) if state_delta else EventActions()
+            user_event = Event(invocation_id=ctx.invocation_id, author="user", content=new_message,
+                               branch=branch, actions=actions)
+            await self._commit(ctx, user_event)
+        elif new_message is None and state_delta:
+            await self._commit(ctx, Event(invocation_id=ctx.invocation_id, author="user",
+                                          actions=EventActions(state_delta=dict(state_delta))))
+        agent = self._agent_to_run(session, run, responses)
+        if agent is not self.agent:
+            ctx.branch = _branch_of(agent, prior)
+        log.debug("invocation %s: running agent %r (resumed=%s)", ctx.invocation_id, agent.name, run.resumed)
+        async with aclosing(agent.run_async(ctx)) as events:
+            async for event in events:
+                if not event.partial:
+                    await self._commit(ctx, event)
+                yield event
+
+    async def _commit(self, ctx: InvocationContext, event: Event) -> None:
+        await self.session_service.append_event(ctx.session, event)
+        ctx.run.record(event)
+
+    def _agent_to_run(self, session: Session, run: InvocationRun, responses) -> BaseAgent:
+        if responses:
+            author = function_call_event(session, responses[0].id).author
+        elif run.resumed:
+            author = next((e.author for e in reversed(run.events) if e.author != "user"), None)
+        else:
+            return agent_for_new_turn(session, self.agent, self._agents)
+        agent = self._agents.get(author or "", self.agent)
+        # A workflow agent manages its children: resume it, not the child, so the workflow goes on after.
+        while agent.parent_agent is not None and not isinstance(agent.parent_agent, LlmAgent):
+            agent = agent.parent_agent
+        return agent
+
+    def run(
+        self,
+        *,
+        user_id: str,
+        session_id: str,
+        new_message: types.Content | None = None,
+        invocation_id: str | None = None,
+        state_delta: dict[str, Any] | None = None,
+        run_config: RunConfig | None = None,
+    ) -> Generator[Event, None, None]:
+        """``run_async`` for synchronous callers: runs it on a private event loop in a thread."""
+        events: queue.Queue = queue.Queue()
+        done = object()
+
+        async def pump() -> None:
+            async for event in self.run_async(
+                user_id=user_id, session_id=session_id, new_message=new_message,
+                invocation_id=invocation_id, state_delta=state_delta, run_config=run_config,
+            ):
+                events.put(event)
+
+        def main() -> None:
+            try:
+                asyncio.run(pump())
+            except BaseException as exc:  # handed to the caller's thread
+                events.put(exc)
+            finally:
+                events.put(done)
+
+        thread = threading.Thread(target=main, name="agentq-runner", daemon=True)
+        thread.start()
+        while (item := events.get()) is not done:
+            if isinstance(item, BaseException):
+                thread.join()
+                raise item
+            yield item
+        thread.join()
+
+
+class InMemoryRunner(Runner):
+    """A Runner with in-memory session and artifact services, for tests and local experiments."""
+
+    def __init__(
+        self,
+        agent: BaseAgent | None = None,
+        *,
+        app_name: str | None = None,
+        app: App | None = None,
+        tool_journal: BaseToolJournal | None = None,
+    ):
+        super().__init__(
+            app_name=app_name or (app.name if app is not None else "InMemoryRunner"),
+            agent=agent,
+            app=app,
+            session_service=InMemorySessionService(),
+            artifact_service=InMemoryArtifactService(),
+            tool_journal=tool_journal,
+        )
+
+
+def _index_tree(root: BaseAgent) -> dict[str, BaseAgent]:
+    """Every agent of the tree by name; names must be unique because transfers and resumption use them."""
+    index: dict[str, BaseAgent] = {}
+    stack = [root]
+    while stack:
+        agent = stack.pop()
+        if agent.name in index:
+            raise InvalidAgentTreeError(f"agent name {agent.name!r} appears twice in the tree of {root.name!r}")
+        index[agent.name] = agent
+        stack.extend(agent.sub_agents)
+    return index
+
+
+def _check_message(message: types.Content | None) -> list[types.FunctionResponse]:
+    """Refuse messages a user may not send; return the function responses it carries."""
+    if message is None:
+        return []
+    if not message.parts:
+        raise InvalidMessageError("new_message has no parts; send at least one text or function response part")
+    if any(part.function_call for part in message.parts):
+        raise InvalidMessageError("new_message carries a function call; only the model may call functions")
+    return [part.function_response for part in message.parts if part.function_response]
+
+
+def _already_committed(message: types.Content, prior: list[Event], is_response: bool) -> bool:
+    """A redelivered request must not add its message twice."""
+    if not prior:
+        return False
+    if is_response:
+        return prior[-1].author == "user" and prior[-1].content == message
+    return any(e.author == "user" and e.content == message for e in prior)
+
+
+def _first_user_content(prior: list[Event]) -> types.Content | None:
+    return next((e.content for e in prior if e.author == "user" and e.content is not None), None)
+
+
+def _branch_of(agent: BaseAgent, prior: list[Event]) -> str | None:
+    return next((e.branch for e in reversed(prior) if e.author == agent.name), None)

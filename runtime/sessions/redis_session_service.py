@@ -1,0 +1,175 @@
+"""RedisSessionService: sessions in Redis, one EVALSHA round trip per committed event.
+
+Layout (see ``runtime/redis_store/keys.py``): a meta hash (version, clock), a session-state hash, a user-state
+hash, an events list with a sorted set of timestamps beside it, and the session's stream. The commit script
+checks the fencing token and the writer's version, appends, applies the delta by prefix, bumps the version
+and XADDs to the stream, all or nothing. On Redis Cluster ``app:`` state lives under another hash tag, so an
+event carrying an ``app:`` delta takes a second trip (after the commit); on one node it rides along.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from typing import Any
+
+from ..errors import FencedOutError, SessionExistsError, StaleSessionError
+from ..events import Event
+from ..redis_store import keys
+from ..redis_store.codec import encode_pairs, flat_to_dict, json_mapping, text
+from ..redis_store.connection import LoopClients
+from ..redis_store.fencing import current_fence
+from ..redis_store.scripts import COMMIT_EVENT, CREATE_SESSION, READ_SESSION
+from ..redis_store.session_layout import build_session, commit_keys, create_keys, read_keys, session_keys
+from ..redis_store.streams import DEFAULT_STREAM_MAXLEN, trim_args
+from .base_session_service import BaseSessionService
+from .session import GetSessionConfig, ListSessionsResponse, Session
+from .state import check_serialisable, split_by_scope
+
+
+class RedisSessionService(BaseSessionService):
+    """Durable sessions shared by every process that talks to the same Redis.
+
+    Appends to one session from one process are serialised (ParallelAgent branches share a Session
+    object); a writer whose session is stale, or whose fencing token is not the current one, is refused.
+    """
+
+    def __init__(
+        self,
+        url: str | None = None,
+        *,
+        client=None,
+        stream_maxlen: int = DEFAULT_STREAM_MAXLEN,
+        stream_max_age_s: float | None = None,
+    ):
+        self._clients = LoopClients(url, client)
+        self._trim = trim_args(stream_maxlen, stream_max_age_s)
+        self._app_apart = self._clients.is_cluster  # app state on another slot: its own round trip
+        self._locks: dict[tuple, list] = {}
+
+    async def aclose(self) -> None:
+        """Close the connection pool this service opened for the running loop."""
+        await self._clients.aclose()
+
+    async def create_session(
+        self, *, app_name: str, user_id: str, state: dict[str, Any] | None = None, session_id: str | None = None
+    ) -> Session:
+        session_id = (session_id or "").strip() or str(uuid.uuid4())
+        check_serialisable(state or {})
+        scopes = split_by_scope(state or {})
+        now = time.time()
+        script_keys = create_keys(app_name, user_id, session_id, self._app_apart)
+        args = [session_id, app_name, user_id, repr(now), *encode_pairs(scopes["session"]),
+                *encode_pairs(scopes["user"]), *encode_pairs({} if self._app_apart else scopes["app"])]
+        client = self._clients.get()
+        created = await CREATE_SESSION(client, script_keys, args)
+        if not created:
+            raise SessionExistsError(f"session {session_id!r} already exists for app {app_name!r}, user {user_id!r}")
+        user_state, app_state = created
+        if self._app_apart:
+            async with client.pipeline(transaction=False) as pipe:
+                if scopes["app"]:
+                    pipe.hset(keys.app_state(app_name), mapping=json_mapping(scopes["app"]))
+                pipe.sadd(keys.app_users(app_name), user_id)
+                pipe.hgetall(keys.app_state(app_name))
+                app_state = (await pipe.execute())[-1]
+        meta = {"id": session_id, "app": app_name, "user": user_id, "last_update_time": repr(now), "version": "0"}
+        return build_session(meta, json_mapping(scopes["session"]), app_state, user_state, [])
+
+    async def get_session(
+        self, *, app_name: str, user_id: str, session_id: str, config: GetSessionConfig | None = None
+    ) -> Session | None:
+        script_keys = read_keys(app_name, user_id, session_id, self._app_apart)
+        recent = (config.num_recent_events or 0) if config else 0
+        after = config.after_timestamp if config else None
+        client = self._clients.get()
+        reply = await READ_SESSION(client, script_keys, [recent, "" if after is None else repr(after)])
+        if reply is None:
+            return None
+        meta, session_state, user_state, app_state, raw_events = reply
+        if self._app_apart:
+            app_state = await client.hgetall(keys.app_state(app_name))
+        events = [Event.model_validate_json(raw) for raw in raw_events]
+        if after is not None:
+            # The script starts at the first event at or after `after`; later ones may still be earlier.
+            events = [event for event in events if event.timestamp >= after]
+            events = events[-recent:] if recent else events
+        return build_session(flat_to_dict(meta), session_state, app_state, user_state, events)
+
+    async def list_sessions(self, *, app_name: str, user_id: str | None = None) -> ListSessionsResponse:
+        client = self._clients.get()
+        users = [user_id] if user_id is not None else sorted(map(text, await client.smembers(keys.app_users(app_name))))
+        async with client.pipeline(transaction=False) as pipe:
+            for user in users:
+                pipe.smembers(keys.user_sessions(app_name, user))
+            session_ids = [sorted(map(text, ids)) for ids in await pipe.execute()]
+        async with client.pipeline(transaction=False) as pipe:
+            pipe.hgetall(keys.app_state(app_name))
+            for user, ids in zip(users, session_ids, strict=True):
+                pipe.hgetall(keys.user_state(app_name, user))
+                for sid in ids:
+                    pipe.hgetall(keys.session_meta(app_name, user, sid))
+                    pipe.hgetall(keys.session_state(app_name, user, sid))
+            replies = iter(await pipe.execute())
+        app_state = next(replies)
+        sessions = []
+        for ids in session_ids:
+            user_state = next(replies)
+            for _ in ids:
+                meta, session_state = next(replies), next(replies)
+                if meta:  # deleted between the two trips
+                    sessions.append(build_session({text(k): text(v) for k, v in meta.items()}, session_state,
+                                             app_state, user_state, []))
+        return ListSessionsResponse(sessions=sessions)
+
+    async def delete_session(self, *, app_name: str, user_id: str, session_id: str) -> None:
+        async with self._clients.get().pipeline(transaction=True) as pipe:
+            pipe.delete(*session_keys(app_name, user_id, session_id))
+            pipe.srem(keys.user_sessions(app_name, user_id), session_id)
+            await pipe.execute()
+
+    async def append_event(self, session: Session, event: Event) -> Event:
+        if event.partial:
+            return event
+        self._prepare_event(event)
+        # Serialise appends to one session within this loop: concurrent branches share the Session object,
+        # and each commit must carry the version the previous one produced.
+        lock_key = (asyncio.get_running_loop(), session.app_name, session.user_id, session.id)
+        entry = self._locks.setdefault(lock_key, [asyncio.Lock(), 0])
+        entry[1] += 1
+        try:
+            async with entry[0]:
+                await self._commit(session, event)
+        finally:
+            entry[1] -= 1
+            if entry[1] == 0:
+                del self._locks[lock_key]
+        return event
+
+    async def _commit(self, session: Session, event: Event) -> None:
+        app, user, sid = session.app_name, session.user_id, session.id
+        scopes = split_by_scope(event.actions.state_delta)
+        fence = current_fence.get()
+        script_keys = commit_keys(app, user, sid, self._app_apart)
+        args = [session.version, "" if fence is None else str(fence), event.to_json(), repr(event.timestamp),
+                event.invocation_id, *self._trim, *encode_pairs(scopes["session"]), *encode_pairs(scopes["user"]),
+                *encode_pairs({} if self._app_apart else scopes["app"])]
+        client = self._clients.get()
+        reply = await COMMIT_EVENT(client, script_keys, args)
+        outcome = text(reply[0])
+        if outcome == "fenced":
+            raise FencedOutError(
+                f"session {sid!r}: fencing token {fence!r} is not the current one ({text(reply[1]) or None!r})"
+            )
+        if outcome == "stale":
+            raise StaleSessionError(
+                f"session {sid!r} is at version {int(reply[1])}, but the writer holds version {session.version}; "
+                "reload it with get_session"
+            )
+        if outcome == "ok" and self._app_apart and scopes["app"]:
+            await client.hset(keys.app_state(app), mapping=json_mapping(scopes["app"]))
+        # 'missing': the session was deleted (or never stored); like ADK, only the live object changes.
+        self._apply_to_live_session(session, event)
+        if outcome == "ok":
+            session.version = int(reply[1])

@@ -1,0 +1,37 @@
+"""BaseTool: something a model can call by name."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from google.genai import types
+
+if TYPE_CHECKING:
+    from .tool_context import ToolContext
+
+
+class BaseTool:
+    """A tool the model can call. Subclasses declare themselves and run.
+
+    ``is_long_running`` tools pause the invocation until a client answers the call.
+    ``idempotent`` tools may be re-run when a previous attempt's outcome is unknown (see ``tool_journal``).
+    """
+
+    def __init__(
+        self, *, name: str, description: str = "", is_long_running: bool = False, idempotent: bool = False
+    ):
+        self.name = name
+        self.description = description
+        self.is_long_running = is_long_running
+        self.idempotent = idempotent
+
+    def _get_declaration(self) -> types.FunctionDeclaration | None:
+        """The declaration sent to the model; None keeps the tool out of the request."""
+        return None
+
+    async def run_async(self, *, args: dict[str, Any], tool_context: ToolContext) -> Any:
+        """Run the tool with the model's arguments; the result becomes the function response."""
+        raise NotImplementedError(f"{type(self).__name__} does not implement run_async")
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(name={self.name!r})"

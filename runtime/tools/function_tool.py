@@ -1,0 +1,85 @@
+"""FunctionTool: a Python function (sync or async) as a tool."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import typing
+from typing import Any
+
+import pydantic
+from google.genai import types
+
+from . import _schema
+from .base_tool import BaseTool
+from .tool_context import ToolContext
+
+
+class FunctionTool(BaseTool):
+    """Wraps ``func``; its name, docstring and signature become the declaration the model sees.
+
+    Arguments the signature does not name are dropped; missing required ones are answered to the model as an
+    error; a parameter named ``tool_context`` receives the ToolContext. Sync functions run in a worker thread.
+    """
+
+    def __init__(self, func, *, idempotent: bool = False, is_long_running: bool = False):
+        target = func.func if hasattr(func, "func") and hasattr(func, "args") else func  # functools.partial
+        name = getattr(target, "__name__", None) or type(target).__name__
+        super().__init__(
+            name=name, description=inspect.getdoc(target) or "", is_long_running=is_long_running,
+            idempotent=idempotent,
+        )
+        self.func = func
+        self._is_async = inspect.iscoroutinefunction(func) or inspect.iscoroutinefunction(
+            getattr(func, "__call__", None)  # noqa: B004 - async callable objects
+        )
+        params = inspect.signature(func).parameters
+        self._accepts = frozenset(p for p, v in params.items() if v.kind not in (v.VAR_POSITIONAL, v.VAR_KEYWORD))
+        self._wants_context = "tool_context" in params
+        self._mandatory = _schema.mandatory_params(func)
+        self._models = _pydantic_params(func)
+        self._declaration: types.FunctionDeclaration | None = None
+
+    def _get_declaration(self) -> types.FunctionDeclaration:
+        if self._declaration is None:
+            self._declaration = _schema.build_declaration(self.func, name=self.name)
+        return self._declaration
+
+    def missing_args_error(self, missing: list[str]) -> dict[str, str]:
+        """The answer to a call that lacks mandatory arguments (the model may retry)."""
+        listed = "\n".join(missing)
+        return {
+            "error": f"Invoking `{self.name}()` failed as the following mandatory input parameters are not present:\n"
+            f"{listed}\nYou could retry calling this tool, but it is IMPORTANT for you to provide all the "
+            "mandatory parameters."
+        }
+
+    async def run_async(self, *, args: dict[str, Any], tool_context: ToolContext) -> Any:
+        call_args = {key: value for key, value in args.items() if key in self._accepts and key != "tool_context"}
+        missing = [name for name in self._mandatory if name not in call_args]
+        if missing:
+            return self.missing_args_error(missing)
+        for name, model in self._models.items():
+            if isinstance(call_args.get(name), dict):
+                call_args[name] = model.model_validate(call_args[name])
+        if self._wants_context:
+            call_args["tool_context"] = tool_context
+        if self._is_async:
+            return await self.func(**call_args)
+        result = await asyncio.to_thread(self.func, **call_args)
+        if inspect.isawaitable(result):  # a sync wrapper returning a coroutine
+            result = await result
+        return result
+
+
+def _pydantic_params(func) -> dict[str, type[pydantic.BaseModel]]:
+    """Parameters annotated with a pydantic model: a dict argument is validated into it."""
+    try:
+        hints = typing.get_type_hints(func)
+    except Exception:
+        return {}
+    return {
+        name: hint
+        for name, hint in hints.items()
+        if isinstance(hint, type) and issubclass(hint, pydantic.BaseModel)
+    }

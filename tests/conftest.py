@@ -1,0 +1,29 @@
+"""Shared fixtures: one real redis-server per test session, flushed before every test that asks for it."""
+
+from __future__ import annotations
+
+import pytest
+
+from runtime.redis_store.launcher import EmbeddedRedis
+
+
+@pytest.fixture(scope="session")
+def redis_server(tmp_path_factory):
+    """An EmbeddedRedis (AOF on) on a free port, running for the whole test session."""
+    server = EmbeddedRedis(tmp_path_factory.mktemp("redis"))
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def redis_url(redis_server) -> str:
+    """The URL of the shared redis-server, FLUSHALLed so each test starts from an empty database."""
+    import redis
+
+    client = redis.Redis.from_url(redis_server.url)
+    try:
+        client.flushall()
+    finally:
+        client.close()
+    return redis_server.url

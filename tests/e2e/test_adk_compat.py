@@ -1,0 +1,53 @@
+"""ADK's /run and /run_sse over real HTTP: the frames and bodies an ADK client reads."""
+
+from __future__ import annotations
+
+import uuid
+
+from runtime.events import Event
+
+from .conftest import ALICE_KEY, client, user_message
+
+
+async def _session(http) -> str:
+    session_id = "adk-" + uuid.uuid4().hex[:8]
+    response = await http.post(f"/apps/weather/users/alice/sessions/{session_id}", json={"unit": "C"})
+    assert response.status_code == 200, response.text
+    return session_id
+
+
+async def test_run_sse_sends_data_frames_that_parse_as_events(stack):
+    async with client(stack, ALICE_KEY) as http:
+        session_id = await _session(http)
+        body = {"appName": "weather", "userId": "alice", "sessionId": session_id,
+                "newMessage": user_message("What is the weather in Paris?"), "streaming": False}
+        async with http.stream("POST", "/run_sse", json=body) as response:
+            raw = (await response.aread()).decode()
+    frames = [chunk for chunk in raw.split("\n\n") if chunk and not chunk.startswith(":")]
+    assert all(frame.startswith("data: ") and "\n" not in frame for frame in frames)
+    events = [Event.model_validate_json(frame[len("data: "):]) for frame in frames]
+    assert [e.author for e in events] == ["weather_agent", "weather_agent", "weather_agent"]
+    assert events[0].get_function_calls()[0].name == "get_weather"
+    assert events[-1].is_final_response() and events[-1].text() == "The weather in Paris is sunny, 21°C."
+
+
+async def test_run_returns_the_committed_events_and_the_session_holds_them(stack):
+    async with client(stack, ALICE_KEY) as http:
+        session_id = await _session(http)
+        body = {"app_name": "weather", "user_id": "alice", "session_id": session_id,
+                "new_message": user_message("What is the weather in London?")}
+        response = await http.post("/run", json=body)
+        session = (await http.get(f"/apps/weather/users/alice/sessions/{session_id}")).json()
+    events = [Event.model_validate(item) for item in response.json()]
+    assert response.status_code == 200
+    assert events[-1].text() == "The weather in London is light rain, 14°C."
+    assert [e["id"] for e in session["events"]][1:] == [e.id for e in events]
+    assert session["events"][0]["author"] == "user" and session["state"] == {"unit": "C"}
+
+
+async def test_run_on_a_missing_session_is_a_404(stack):
+    async with client(stack, ALICE_KEY) as http:
+        body = {"appName": "weather", "userId": "alice", "sessionId": "missing",
+                "newMessage": user_message("hi")}
+        response = await http.post("/run", json=body)
+    assert (response.status_code, response.json()["error"]) == (404, "SessionNotFoundError")

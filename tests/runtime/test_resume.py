@@ -1,0 +1,166 @@
+"""Resumption: a run stopped after any committed event continues under the same invocation id, with the
+same history and the same tool side effects as a run that was never stopped."""
+
+from __future__ import annotations
+
+import pytest
+
+from runtime.agents import LlmAgent, LoopAgent, ParallelAgent, SequentialAgent
+from runtime.models import ScriptedLlm, call
+from runtime.runners import InMemoryRunner
+from runtime.tools import LongRunningFunctionTool
+
+from .helpers import USER, function_response, new_session, run, stored, user_text
+
+
+def shape(events):
+    """Everything but random ids and timestamps."""
+    out = []
+    for event in events:
+        parts = []
+        for part in event.content.parts if event.content else []:
+            if part.text is not None:
+                parts.append(part.text)
+            elif part.function_call:
+                parts.append(("call", part.function_call.name, part.function_call.args))
+            elif part.function_response:
+                parts.append(("response", part.function_response.name, part.function_response.response))
+        out.append((event.author, event.branch, parts, event.actions.state_delta, event.actions.agent_state,
+                    event.actions.end_of_agent, event.actions.escalate))
+    return out
+
+
+class Scenario:
+    """A runner factory whose tools count their side effects."""
+
+    def __init__(self, build):
+        self.effects: list[str] = []
+        self.runner = InMemoryRunner(agent=build(self), app_name="app")
+
+    def tool(self, label):
+        def charge(amount: int) -> dict:
+            """Charge an amount."""
+            self.effects.append(f"{label}:{amount}")
+            return {"charged": amount}
+
+        charge.__name__ = f"charge_{label}"
+        return charge
+
+
+def single(s: Scenario):
+    return LlmAgent(name="a", model=ScriptedLlm(turns=[call("charge_a", amount=5), "Charged 5."]),
+                    tools=[s.tool("a")], output_key="out")
+
+
+def sequence(s: Scenario):
+    return SequentialAgent(name="seq", sub_agents=[
+        LlmAgent(name="first", model=ScriptedLlm(turns=[call("charge_1", amount=1), "first done"]),
+                 tools=[s.tool("1")]),
+        LlmAgent(name="second", model=ScriptedLlm(turns=[call("charge_2", amount=2), "second done"]),
+                 tools=[s.tool("2")]),
+    ])
+
+
+def loop(s: Scenario):
+    return LoopAgent(name="loop", max_iterations=2, sub_agents=[
+        LlmAgent(name="body", model=ScriptedLlm(responder=lambda r: call("charge_b", amount=3)
+                                                if r.contents[-1].role == "user" and r.contents[-1].parts[-1].text
+                                                and "charge_b" not in str(r.contents[-1]) else "ok"),
+                 tools=[s.tool("b")]),
+    ])
+
+
+def parallel(s: Scenario):
+    return ParallelAgent(name="par", sub_agents=[
+        LlmAgent(name="left", model=ScriptedLlm(turns=[call("charge_l", amount=1), "left done"]),
+                 tools=[s.tool("l")]),
+        LlmAgent(name="right", model=ScriptedLlm(turns=[call("charge_r", amount=2), "right done"]),
+                 tools=[s.tool("r")]),
+    ])
+
+
+async def _uninterrupted(build):
+    s = Scenario(build)
+    session = await new_session(s.runner)
+    events = await run(s.runner, session, user_text("go"))
+    return shape(await stored(s.runner, session)), sorted(s.effects), len(events)
+
+
+async def _stopped_after(build, k):
+    s = Scenario(build)
+    session = await new_session(s.runner)
+    events = s.runner.run_async(user_id=USER, session_id=session.id, new_message=user_text("go"))
+    seen = []
+    async for event in events:
+        seen.append(event)
+        if len(seen) == k:
+            break
+    await events.aclose()
+    rest = await run(s.runner, session, invocation_id=seen[0].invocation_id)
+    assert {e.invocation_id for e in rest} <= {seen[0].invocation_id}
+    return shape(await stored(s.runner, session)), sorted(s.effects)
+
+
+@pytest.mark.parametrize("build", [single, sequence, loop], ids=["single", "sequence", "loop"])
+async def test_a_run_stopped_after_any_event_resumes_to_the_same_history_and_side_effects(build):
+    expected_history, expected_effects, n = await _uninterrupted(build)
+    assert n >= 3
+    for k in range(1, n + 1):
+        history, effects = await _stopped_after(build, k)
+        assert (k, history) == (k, expected_history)
+        assert (k, effects) == (k, expected_effects)
+
+
+async def test_a_parallel_run_stopped_after_any_event_resumes_with_each_tool_run_once():
+    expected_history, expected_effects, n = await _uninterrupted(parallel)
+    for k in range(1, n + 1):
+        history, effects = await _stopped_after(parallel, k)
+        assert (k, effects) == (k, expected_effects)
+        # branches interleave differently after a stop; each branch's own history is the same
+        for branch in ("par.left", "par.right", None):
+            assert (k, [h for h in history if h[1] == branch]) == (k, [h for h in expected_history
+                                                                       if h[1] == branch])
+
+
+async def test_resuming_a_finished_invocation_runs_nothing():
+    s = Scenario(single)
+    session = await new_session(s.runner)
+    events = await run(s.runner, session, user_text("go"))
+    again = await run(s.runner, session, invocation_id=events[0].invocation_id)
+    assert again == []
+    assert s.effects == ["a:5"]
+
+
+async def test_a_parked_invocation_stopped_after_the_answer_is_committed_resumes_the_model():
+    def ask(question: str) -> None:
+        """Ask a human."""
+
+    agent = LlmAgent(name="a", model=ScriptedLlm(turns=[call("ask", question="ok?"), "Human said yes."]),
+                     tools=[LongRunningFunctionTool(ask)])
+    runner = InMemoryRunner(agent=agent, app_name="app")
+    session = await new_session(runner)
+    first = await run(runner, session, user_text("go"))
+    call_id = first[0].get_function_calls()[0].id
+    # The answer is committed, then the process dies before the model is called.
+    events = runner.run_async(user_id=USER, session_id=session.id,
+                              new_message=function_response(call_id, "ask", {"answer": "yes"}))
+    await events.aclose()  # never started: nothing committed
+    assert len(await stored(runner, session)) == 2
+    resumed = await run(runner, session, function_response(call_id, "ask", {"answer": "yes"}))
+    redelivered = await run(runner, session, invocation_id=first[0].invocation_id)
+    assert [e.text() for e in resumed] == ["Human said yes."]
+    assert redelivered == []
+
+
+async def test_a_redelivered_message_for_a_started_invocation_is_not_appended_twice():
+    s = Scenario(single)
+    session = await new_session(s.runner)
+    events = s.runner.run_async(user_id=USER, session_id=session.id, new_message=user_text("go"),
+                                invocation_id="e-fixed")
+    first = await events.__anext__()
+    await events.aclose()
+    rest = await run(s.runner, session, user_text("go"), invocation_id="e-fixed")
+    history = await stored(s.runner, session)
+    assert [e.author for e in history] == ["user", "a", "a", "a"]
+    assert first.invocation_id == "e-fixed" and {e.invocation_id for e in rest} == {"e-fixed"}
+    assert s.effects == ["a:5"]

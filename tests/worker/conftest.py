@@ -1,0 +1,116 @@
+"""Real worker processes (``agentq worker``) on a private redis-server for this package's tests."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from runtime.redis_store import keys
+from runtime.redis_store.launcher import EmbeddedRedis
+
+ROOT = Path(__file__).resolve().parents[2]
+APPS = ",".join(f"tests.worker.apps:{name}" for name in (
+    "approval_app", "two_calls_app", "slow_app", "weather_app", "flaky_app", "broken_app"))
+
+
+class WorkerPool:
+    """Named ``agentq worker`` processes; ``ensure`` (re)starts any that are not running."""
+
+    def __init__(self, redis_url: str, log_dir: Path):
+        self.redis_url = redis_url
+        self.log_dir = log_dir
+        self.processes: dict[str, subprocess.Popen] = {}
+
+    def env(self) -> dict[str, str]:
+        return {**os.environ, "AGENTQ_REDIS_URL": self.redis_url, "AGENTQ_APPS": APPS, "PYTHONPATH": str(ROOT)}
+
+    def start(self, name: str) -> subprocess.Popen:
+        import redis
+
+        with redis.Redis.from_url(self.redis_url) as client:
+            client.hdel(keys.workers(), name)
+        log = open(self.log_dir / f"{name}.log", "ab")  # noqa: SIM115 (closed with the process)
+        process = subprocess.Popen(
+            [sys.executable, "-m", "agentq.cli", "--log-level", "INFO", "worker", "--name", name],
+            cwd=ROOT, env=self.env(), stdout=log, stderr=subprocess.STDOUT,
+        )
+        self.processes[name] = process
+        return process
+
+    def ensure(self, *names: str) -> None:
+        import redis
+
+        for name in names:
+            process = self.processes.get(name)
+            if process is None or process.poll() is not None:
+                self.start(name)
+        deadline = time.monotonic() + 60
+        with redis.Redis.from_url(self.redis_url) as client:
+            while not all(client.hexists(keys.workers(), name) for name in names):
+                for name in names:
+                    if self.processes[name].poll() is not None:
+                        raise RuntimeError(f"worker {name!r} exited: {(self.log_dir / f'{name}.log').read_text()}")
+                assert time.monotonic() < deadline, "workers did not get ready"
+                time.sleep(0.05)
+
+    def kill(self, name: str) -> None:
+        process = self.processes[name]
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+
+    def stop_all(self) -> None:
+        for process in self.processes.values():
+            if process.poll() is None:
+                process.terminate()
+        for process in self.processes.values():
+            try:
+                process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+@pytest.fixture(scope="package")
+def worker_redis(tmp_path_factory):
+    """A redis-server only this package's worker processes use (never flushed while they run)."""
+    server = EmbeddedRedis(tmp_path_factory.mktemp("worker-redis"))
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="package")
+def worker_pool(worker_redis, tmp_path_factory):
+    pool = WorkerPool(worker_redis.url, tmp_path_factory.mktemp("worker-logs"))
+    yield pool
+    pool.stop_all()
+
+
+@pytest.fixture
+def workers(worker_pool):
+    """Two running workers, w1 and w2 (restarted if a test killed one)."""
+    worker_pool.ensure("w1", "w2")
+    return worker_pool
+
+
+@pytest.fixture
+async def client(worker_redis, monkeypatch):
+    from worker.client import AgentqClient
+
+    monkeypatch.setenv("AGENTQ_REDIS_URL", worker_redis.url)  # for the test apps' side-effect counters
+    client = AgentqClient(worker_redis.url)
+    yield client
+    await client.aclose()
+
+
+@pytest.fixture
+def user() -> str:
+    """A user id no other test uses, so tests share the redis-server without seeing each other."""
+    return "u-" + uuid.uuid4().hex[:8]

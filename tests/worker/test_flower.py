@@ -1,0 +1,53 @@
+"""Flower, started against the workers' broker, sees a worker and a finished run task through its HTTP API."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+import httpx
+
+from runtime.redis_store.launcher import free_port
+from tests.worker.conftest import ROOT
+
+
+def _get_json(url: str, deadline: float, ready) -> object:
+    while True:
+        try:
+            reply = httpx.get(url, timeout=5)
+            if reply.status_code == 200 and ready(reply.json()):
+                return reply.json()
+        except httpx.HTTPError:
+            pass
+        assert time.monotonic() < deadline, f"Flower never answered {url} as expected"
+        time.sleep(0.2)
+
+
+async def test_flower_sees_the_worker_and_a_finished_run_task(workers, client, user, tmp_path):
+    port = free_port()
+    env = {**os.environ, "AGENTQ_REDIS_URL": workers.redis_url, "FLOWER_UNAUTHENTICATED_API": "true",
+           "PYTHONPATH": str(ROOT)}
+    log = open(tmp_path / "flower.log", "wb")  # noqa: SIM115
+    flower = subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "worker.celery_main", "flower", f"--port={port}",
+         "--address=127.0.0.1"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 60
+        base = f"http://127.0.0.1:{port}"
+        names = _get_json(f"{base}/api/workers?refresh=1", deadline, lambda body: any(
+            name.startswith(("w1@", "w2@")) for name in body))
+        assert {name.split("@")[0] for name in names} >= {"w1", "w2"}
+        session = await client.create_session("weather", user)
+        invocation_id = await client.enqueue("weather", user, session.id, "Weather in Paris?")
+        assert (await client.wait(invocation_id, timeout=30)).status == "completed"
+        tasks = _get_json(f"{base}/api/tasks", deadline, lambda body: any(
+            task.get("args") and invocation_id in task["args"] and task.get("state") == "SUCCESS"
+            for task in body.values()))
+        [task] = [t for t in tasks.values() if invocation_id in (t.get("args") or "")]
+        assert (task["name"], task["state"], task["result"]) == ("agentq.run", "SUCCESS", "'started'")
+    finally:
+        flower.terminate()
+        flower.wait(timeout=15)
+        log.close()

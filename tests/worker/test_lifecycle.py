@@ -1,0 +1,146 @@
+"""The invocation lifecycle in Redis, below the Runner: records, session queues, leases, fencing, responses."""
+
+from __future__ import annotations
+
+import pytest
+from google.genai import types
+
+from runtime.errors import (
+    CallNotPendingError,
+    FencedOutError,
+    InvalidTransitionError,
+    InvocationNotFoundError,
+    SessionNotFoundError,
+)
+from runtime.events import Event
+from runtime.redis_store import keys, streams
+from runtime.redis_store.fencing import current_fence
+from worker import lease
+from worker.record import PendingCall
+from worker.store import InvocationStore
+
+
+class RecordingCelery:
+    """Stands in for the broker: remembers which run jobs were sent."""
+
+    def __init__(self):
+        self.sent: list[str] = []
+
+    def send_task(self, name, args, queue):
+        self.sent.append(args[0])
+
+
+@pytest.fixture
+async def store(redis_url):
+    store = InvocationStore(redis_url, celery_app=RecordingCelery())
+    await store.session_service.create_session(app_name="app", user_id="u", session_id="s")
+    yield store
+    await store.aclose()
+
+
+async def test_enqueue_stores_a_queued_record_publishes_its_status_and_sends_one_job(store):
+    invocation_id = await store.enqueue("app", "u", "s", "hello", {"k": 1}, {"max_llm_calls": 3}, time_limit=9)
+    record = await store.get(invocation_id)
+    assert record.model_dump(exclude={"created_at", "updated_at", "first_entry"}) == {
+        "id": invocation_id, "app_name": "app", "user_id": "u", "session_id": "s", "status": "queued",
+        "new_message": types.Content(role="user", parts=[types.Part(text="hello")]).model_dump(),
+        "state_delta": {"k": 1}, "run_config": {"max_llm_calls": 3}, "pending_calls": [], "responses": [],
+        "attempts": 0, "time_limit": 9.0, "park_timeout": None, "error": None, "cancel_reason": None,
+        "worker": None, "finished_at": None,
+    }
+    entries = await streams.read_stream(store.redis, "app", "u", "s")
+    assert [(e.kind, e.invocation_id, e.data) for e in entries] == [
+        ("status", invocation_id, {"status": "queued", "detail": {}})
+    ]
+    assert record.first_entry == entries[0].id
+    assert store.dispatcher.app.sent == [invocation_id]
+
+
+async def test_enqueue_to_a_missing_session_is_refused_and_leaves_nothing(store):
+    with pytest.raises(SessionNotFoundError, match="'nope'"):
+        await store.enqueue("app", "u", "nope", "hello", None, None)
+    assert await store.redis.hlen(keys.invocation_index()) == 0
+    assert store.dispatcher.app.sent == []
+
+
+async def test_only_the_queue_head_takes_the_lease_and_settling_hands_the_session_to_the_next(store):
+    first = await store.enqueue("app", "u", "s", "one", None, None)
+    second = await store.enqueue("app", "u", "s", "two", None, None)
+    assert await lease.acquire(store, second, "w") == "not_head"
+    claim = await lease.acquire(store, first, "w")
+    assert isinstance(claim, lease.Claim) and claim.record.status == "running" and claim.record.attempts == 1
+    assert await lease.acquire(store, first, "w2") == "held"  # a duplicate delivery is dropped
+    assert await lease.settle(store, claim, "completed") == ("ok", second)
+    assert (await store.get(first)).status == "completed"
+    assert await lease.acquire(store, first, "w") == "settled"
+    assert isinstance(await lease.acquire(store, second, "w"), lease.Claim)
+
+
+async def test_a_new_lease_raises_the_fence_and_the_old_holder_can_neither_commit_nor_settle(store):
+    invocation_id = await store.enqueue("app", "u", "s", "one", None, None)
+    old = await lease.acquire(store, invocation_id, "w1", ttl_s=0.05)
+    await store.redis.delete(keys.session_lease("app", "u", "s"))  # the lease ran out (worker stalled)
+    new = await lease.acquire(store, invocation_id, "w2")
+    assert new.fence == old.fence + 1 and new.record.attempts == 2 and new.interrupted
+    assert await lease.heartbeat(store, [old, new]) == [False, True]
+    session = await store.session_service.get_session(app_name="app", user_id="u", session_id="s")
+    token = current_fence.set(old.fence)
+    try:
+        with pytest.raises(FencedOutError):
+            await store.session_service.append_event(session, Event(author="user", invocation_id=invocation_id))
+    finally:
+        current_fence.reset(token)
+    assert await lease.settle(store, old, "completed") == ("lost", "")
+    assert (await store.get(invocation_id)).status == "running"
+
+
+async def _parked(store, calls):
+    invocation_id = await store.enqueue("app", "u", "s", "one", None, None)
+    claim = await lease.acquire(store, invocation_id, "w")
+    assert await lease.add_pending(store, claim, calls)
+    assert await lease.settle(store, claim, "parked") == ("ok", "")
+    return invocation_id
+
+
+async def test_a_response_to_a_pending_call_requeues_the_invocation_and_a_replay_is_refused(store):
+    invocation_id = await _parked(store, [PendingCall(id="c1", name="approve", args={"amount": 5})])
+    assert [c.model_dump() for c in (await store.get(invocation_id)).pending_calls] == [
+        {"id": "c1", "name": "approve", "args": {"amount": 5}, "deadline": None}]
+    record = await store.respond(invocation_id, [{"id": "c1", "name": "approve", "response": {"ok": True}}])
+    assert (record.status, record.pending_calls) == ("queued", [])
+    assert [r.model_dump(exclude_none=True) for r in record.responses] == [
+        {"id": "c1", "name": "approve", "response": {"ok": True}}]
+    assert store.dispatcher.app.sent == [invocation_id, invocation_id]
+    with pytest.raises(CallNotPendingError, match="'c1'"):
+        await store.respond(invocation_id, [{"id": "c1", "response": {"ok": True}}])
+
+
+async def test_an_intermediate_response_keeps_the_call_pending(store):
+    invocation_id = await _parked(store, [PendingCall(id="c1", name="job"), PendingCall(id="c2", name="job")])
+    record = await store.respond(invocation_id, [{"id": "c1", "response": {"progress": 50}, "will_continue": True}])
+    assert [c.id for c in record.pending_calls] == ["c1", "c2"]
+    record = await store.respond(invocation_id, [{"id": "c1", "response": {"done": True}}])
+    assert [c.id for c in record.pending_calls] == ["c2"] and len(record.responses) == 2
+
+
+async def test_unknown_invocations_and_calls_are_refused_with_their_ids(store):
+    with pytest.raises(InvocationNotFoundError, match="'e-nope'"):
+        await store.respond("e-nope", [{"id": "c1", "response": {}}])
+    invocation_id = await _parked(store, [PendingCall(id="c1", name="approve")])
+    with pytest.raises(CallNotPendingError, match="'zzz'"):
+        await store.respond(invocation_id, [{"id": "zzz", "response": {}}])
+    assert (await store.get(invocation_id)).status == "parked"
+
+
+async def test_cancelling_a_running_invocation_fences_it_out_and_passes_the_session_on(store):
+    first = await store.enqueue("app", "u", "s", "one", None, None)
+    second = await store.enqueue("app", "u", "s", "two", None, None)
+    claim = await lease.acquire(store, first, "w")
+    record = await store.cancel(first, "user changed their mind")
+    assert (record.status, record.cancel_reason, record.error.model_dump()) == (
+        "cancelled", "user changed their mind",
+        {"type": "InvocationCancelledError", "message": "user changed their mind"})
+    assert await lease.heartbeat(store, [claim]) == [False]
+    assert store.dispatcher.app.sent[-1] == second
+    with pytest.raises(InvalidTransitionError, match="already cancelled"):
+        await store.cancel(first, "again")

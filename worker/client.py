@@ -1,0 +1,226 @@
+"""AgentqClient: enqueue invocations, follow their events, answer parked calls, cancel and wait, from Python.
+
+The HTTP API is built on this client; backends may use it directly without going through HTTP.
+
+    async with AgentqClient("redis://localhost:6379/0") as client:
+        session = await client.create_session("weather", "alice")
+        invocation_id = await client.enqueue("weather", "alice", session.id, "What is the weather in Paris?")
+        async for entry in client.events(invocation_id):
+            print(entry.kind, entry.data)
+        record = await client.get(invocation_id)
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Iterator
+from typing import TYPE_CHECKING, Any
+
+from google.genai import types
+
+from .record import InvocationRecord, InvocationStatus
+
+if TYPE_CHECKING:
+    from runtime.redis_store.streams import StreamEntry
+    from runtime.sessions import Session
+
+MessageLike = types.Content | str | dict[str, Any]
+"""A new user message: a Content, its JSON dict, or plain text (one text part, role user)."""
+
+FunctionResponseLike = types.FunctionResponse | dict[str, Any]
+"""A function response: a FunctionResponse or its JSON dict ``{id, name, response, will_continue?}``."""
+
+
+class AgentqClient:
+    """Async client of one agentq deployment (one Redis). Cheap to create; share one per process.
+
+    Every method raises errors from ``runtime.errors``: ``SessionNotFoundError``, ``InvocationNotFoundError``,
+    ``CallNotPendingError``, ``InvalidTransitionError``, ``InvalidMessageError``.
+    """
+
+    def __init__(self, redis_url: str, *, celery_app: Any | None = None):
+        """``celery_app``: the app used to send run jobs (default: one built for ``redis_url``)."""
+        from .store import InvocationStore
+
+        self.redis_url = redis_url
+        self._store = InvocationStore(redis_url, celery_app=celery_app)
+
+    async def aclose(self) -> None:
+        """Close the Redis connections."""
+        await self._store.aclose()
+
+    async def __aenter__(self) -> AgentqClient:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    @property
+    def session_service(self):
+        """The RedisSessionService on the same Redis (read sessions, list them, delete them)."""
+        return self._store.session_service
+
+    async def create_session(
+        self,
+        app_name: str,
+        user_id: str,
+        session_id: str | None = None,
+        state: dict[str, Any] | None = None,
+    ) -> Session:
+        """Create a session (a fresh id when none is given). Raises SessionExistsError on a taken id."""
+        return await self._store.session_service.create_session(
+            app_name=app_name, user_id=user_id, session_id=session_id, state=state
+        )
+
+    async def enqueue(
+        self,
+        app_name: str,
+        user_id: str,
+        session_id: str,
+        new_message: MessageLike,
+        state_delta: dict[str, Any] | None = None,
+        run_config: dict[str, Any] | Any | None = None,
+        *,
+        time_limit: float | None = None,
+        park_timeout: float | None = None,
+    ) -> str:
+        """Record a new invocation as ``queued`` behind the session's earlier ones, send its run job; its id.
+
+        ``run_config`` is a RunConfig or its dict (``max_llm_calls``, ``streaming_mode``). ``time_limit`` bounds
+        one run's wall clock (seconds); ``park_timeout`` is how long a long-running call may stay unanswered
+        before it is answered with an expiry error. Raises SessionNotFoundError, InvalidMessageError.
+        """
+        return await self._store.enqueue(
+            app_name, user_id, session_id, new_message, state_delta, run_config,
+            time_limit=time_limit, park_timeout=park_timeout,
+        )
+
+    async def get(self, invocation_id: str) -> InvocationRecord:
+        """The invocation's record (status, pending calls, error). Raises InvocationNotFoundError."""
+        return await self._store.get(invocation_id)
+
+    async def events(self, invocation_id: str, after: str | None = None) -> AsyncIterator[StreamEntry]:
+        """The invocation's stream entries (events, partial ones too, and status entries), oldest first.
+
+        ``after`` is a stream entry id (SSE ``Last-Event-ID``): only later entries are returned. The iterator
+        ends after the status entry that settles the invocation (parked, completed, failed, cancelled).
+        Raises InvocationNotFoundError.
+        """
+        async for entry in self._store.follow(invocation_id, after=after):
+            yield entry
+
+    async def stream_position(self, invocation_id: str) -> str:
+        """The newest entry id of the invocation's session stream: pass it as ``after`` to see only what follows."""
+        return await self._store.stream_position(invocation_id)
+
+    async def session_events(
+        self, app_name: str, user_id: str, session_id: str, after: str | None = None, *, follow: bool = True
+    ) -> AsyncIterator[StreamEntry]:
+        """Every stream entry of a session, oldest first; with ``follow`` it waits for new ones forever."""
+        async for entry in self._store.follow_session(app_name, user_id, session_id, after=after, follow=follow):
+            yield entry
+
+    async def respond(
+        self, invocation_id: str, function_responses: list[FunctionResponseLike]
+    ) -> InvocationRecord:
+        """Answer pending long-running calls; the invocation is ``queued`` again when this returns.
+
+        Each response is validated against the pending calls (id must be pending and, unless an earlier
+        response had ``will_continue``, not answered already) and stored on the record before the resume job
+        is sent. Raises InvocationNotFoundError, CallNotPendingError (nothing stored), UsageError.
+        """
+        return await self._store.respond(invocation_id, function_responses)
+
+    async def cancel(self, invocation_id: str, reason: str = "cancelled by client") -> InvocationRecord:
+        """Cancel a queued, running or parked invocation; a running one stops before its next commit.
+
+        Raises InvocationNotFoundError, InvalidTransitionError (already completed, failed or cancelled).
+        """
+        return await self._store.cancel(invocation_id, reason)
+
+    async def wait(self, invocation_id: str, timeout: float | None = None) -> InvocationRecord:
+        """Wait until the invocation settles (parked, completed, failed, cancelled) and return its record.
+
+        Raises InvocationNotFoundError, TimeoutError after ``timeout`` seconds.
+        """
+        return await self._store.wait(invocation_id, timeout)
+
+    async def list_invocations(
+        self,
+        app_name: str,
+        user_id: str,
+        status: InvocationStatus | None = None,
+        *,
+        session_id: str | None = None,
+        limit: int = 100,
+    ) -> list[InvocationRecord]:
+        """A user's invocations in an app, newest first, optionally by status (``parked``: the approval inbox)."""
+        return await self._store.list_invocations(app_name, user_id, status, session_id=session_id, limit=limit)
+
+
+class SyncAgentqClient:
+    """A blocking wrapper of AgentqClient for scripts and the CLI (runs its own event loop)."""
+
+    def __init__(self, redis_url: str, *, celery_app: Any | None = None):
+        self._runner = asyncio.Runner()
+        self._client = self._runner.run(_make(redis_url, celery_app))
+
+    def close(self) -> None:
+        """Close connections and the private event loop."""
+        self._runner.run(self._client.aclose())
+        self._runner.close()
+
+    def __enter__(self) -> SyncAgentqClient:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def create_session(self, *args: Any, **kwargs: Any) -> Session:
+        """See AgentqClient.create_session."""
+        return self._runner.run(self._client.create_session(*args, **kwargs))
+
+    def enqueue(self, *args: Any, **kwargs: Any) -> str:
+        """See AgentqClient.enqueue."""
+        return self._runner.run(self._client.enqueue(*args, **kwargs))
+
+    def get(self, invocation_id: str) -> InvocationRecord:
+        """See AgentqClient.get."""
+        return self._runner.run(self._client.get(invocation_id))
+
+    def events(self, invocation_id: str, after: str | None = None) -> Iterator[StreamEntry]:
+        """The invocation's entries as they arrive, until it settles."""
+        entries = self._client.events(invocation_id, after)
+        try:
+            while True:
+                try:
+                    yield self._runner.run(entries.__anext__())
+                except StopAsyncIteration:
+                    return
+        finally:
+            self._runner.run(entries.aclose())
+
+    def stream_position(self, invocation_id: str) -> str:
+        """See AgentqClient.stream_position."""
+        return self._runner.run(self._client.stream_position(invocation_id))
+
+    def respond(self, invocation_id: str, function_responses: list[FunctionResponseLike]) -> InvocationRecord:
+        """See AgentqClient.respond."""
+        return self._runner.run(self._client.respond(invocation_id, function_responses))
+
+    def cancel(self, invocation_id: str, reason: str = "cancelled by client") -> InvocationRecord:
+        """See AgentqClient.cancel."""
+        return self._runner.run(self._client.cancel(invocation_id, reason))
+
+    def wait(self, invocation_id: str, timeout: float | None = None) -> InvocationRecord:
+        """See AgentqClient.wait."""
+        return self._runner.run(self._client.wait(invocation_id, timeout))
+
+    def list_invocations(self, *args: Any, **kwargs: Any) -> list[InvocationRecord]:
+        """See AgentqClient.list_invocations."""
+        return self._runner.run(self._client.list_invocations(*args, **kwargs))
+
+
+async def _make(redis_url: str, celery_app: Any | None) -> AgentqClient:
+    # The client's Redis connections belong to the loop they are created on.
+    return AgentqClient(redis_url, celery_app=celery_app)

@@ -1,0 +1,240 @@
+"""Executor: drives one claimed invocation through the Runner until it parks, completes, fails or is fenced out.
+
+It lives on the worker's event loop; hundreds of invocations run concurrently there while their models think.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from google.genai import types
+
+from runtime.errors import AppNotFoundError, FencedOutError, InvocationTimeoutError, RetryableModelError
+from runtime.redis_store import streams
+from runtime.redis_store.fencing import current_fence
+
+from . import lease
+from .codec import decode_record, response_field_names
+from .lease import Claim
+from .record import PendingCall
+from .store import InvocationStore
+
+log = logging.getLogger("agentq.worker")
+
+
+@dataclass(kw_only=True)
+class ExecutorConfig:
+    """How a worker runs invocations."""
+
+    worker_name: str = "worker"
+    max_in_flight: int = 1000
+    """Invocations one worker process runs at once; further run jobs wait (and so do their Celery messages)."""
+    lease_ttl_s: float = lease.LEASE_TTL_S
+    default_time_limit_s: float = 3600.0
+    max_model_retries: int = 5
+    retry_base_s: float = 0.2
+    retry_max_s: float = 10.0
+
+
+class LeaseLost(Exception):
+    """Raised inside an invocation's task when its lease was lost (cancelled, or taken over after a stall)."""
+
+
+class Executor:
+    """Claims invocations and runs each in its own asyncio task."""
+
+    def __init__(self, store: InvocationStore, runners: dict[str, Any], config: ExecutorConfig):
+        self.store = store
+        self.runners = runners
+        self.config = config
+        self.active: dict[str, tuple[Claim, asyncio.Task]] = {}
+        self._slots = asyncio.Semaphore(config.max_in_flight)
+        self._lost: set[str] = set()
+
+    async def start(self, invocation_id: str) -> str:
+        """Claim and start an invocation; 'started' or why the job was dropped ('not_head', 'held', ...)."""
+        await self._slots.acquire()
+        try:
+            claim = await lease.acquire(self.store, invocation_id, self.config.worker_name, self.config.lease_ttl_s)
+        except BaseException:
+            self._slots.release()
+            raise
+        if isinstance(claim, str):
+            self._slots.release()
+            log.debug("invocation %s: run job dropped (%s)", invocation_id, claim)
+            return claim
+        task = asyncio.create_task(self._drive(claim), name=invocation_id)
+        self.active[invocation_id] = (claim, task)
+        task.add_done_callback(lambda _t, invocation_id=invocation_id: self._done(invocation_id))
+        return "started"
+
+    def _done(self, invocation_id: str) -> None:
+        self.active.pop(invocation_id, None)
+        self._lost.discard(invocation_id)
+        self._slots.release()
+
+    def lease_lost(self, invocation_id: str) -> None:
+        """Stop an invocation whose lease is gone; it writes nothing more."""
+        entry = self.active.get(invocation_id)
+        if entry is not None:
+            self._lost.add(invocation_id)
+            entry[1].cancel()
+
+    async def _drive(self, claim: Claim) -> None:
+        record = claim.record
+        current_fence.set(claim.fence)
+        where = claim.where
+        log.info("invocation %s: running (attempt %d)", record.id, record.attempts)
+        try:
+            runner = self.runners.get(record.app_name)
+            if runner is None:
+                raise AppNotFoundError(f"app {record.app_name!r} is not served by worker {self.config.worker_name!r}")
+            await streams.publish_status(self.store.redis, where.app, where.user, where.session, record.id,
+                                         "running", {"attempt": record.attempts, "worker": self.config.worker_name})
+            limit = record.time_limit or self.config.default_time_limit_s
+            try:
+                async with asyncio.timeout(limit):
+                    status, detail = await self._run_until_settled(claim, runner)
+            except TimeoutError:
+                raise InvocationTimeoutError(f"invocation {record.id!r} ran past its {limit:g}s time limit") from None
+        except (FencedOutError, LeaseLost):
+            log.info("invocation %s: lease lost, stopping without writing", record.id)
+            return
+        except asyncio.CancelledError:
+            if record.id in self._lost:
+                log.info("invocation %s: lease lost, stopping without writing", record.id)
+                return
+            await asyncio.shield(lease.hand_back(self.store, claim))
+            raise
+        except Exception as exc:  # a run failure: recorded, never retried
+            log.warning("invocation %s: failed: %s: %s", record.id, type(exc).__name__, exc)
+            status, detail = "failed", {"error": {"type": type(exc).__name__, "message": str(exc)}}
+        if status != "settled":
+            await self._settle(claim, status, detail)
+
+    async def _settle(self, claim: Claim, status: str, detail: dict) -> None:
+        outcome, next_head = await lease.settle(self.store, claim, status, error=detail.get("error"))
+        if outcome == "lost":
+            log.info("invocation %s: lease lost before settling as %s", claim.record.id, status)
+            return
+        await self._announce(claim, status, detail, next_head)
+
+    async def _announce(self, claim: Claim, status: str, detail: dict, next_head: str) -> None:
+        await self.store.finish_stream(claim.record.id, claim.where, status, detail)
+        log.info("invocation %s: %s", claim.record.id, status)
+        if next_head:
+            await self.store.dispatch_next(next_head)
+
+    async def _run_until_settled(self, claim: Claim, runner: Any) -> tuple[str, dict]:
+        """Run (again after a retryable model error, or when responses arrived while running) until settled.
+
+        Parking is settled here because the settle script may refuse it ('continue': responses are waiting).
+        """
+        message, response_fields = await self._first_message(claim, runner)
+        retries = 0
+        while True:
+            try:
+                await self._run_once(claim, runner, message, response_fields)
+            except RetryableModelError as exc:
+                retries += 1
+                if retries > self.config.max_model_retries:
+                    raise
+                delay = min(self.config.retry_max_s, self.config.retry_base_s * 2 ** (retries - 1))
+                log.info("invocation %s: retryable model error (%s), retry %d in %.2fs", claim.record.id, exc,
+                         retries, delay)
+                await asyncio.sleep(delay * random.uniform(0.8, 1.2))
+                message, response_fields = await self._first_message(claim, runner, interrupted=True)
+                continue
+            status, detail = await self._outcome(claim, runner)
+            if status != "parked":
+                return status, detail
+            outcome, next_head = await lease.settle(self.store, claim, "parked")
+            if outcome == "lost":
+                raise LeaseLost(claim.record.id)
+            if outcome == "ok":
+                await self._announce(claim, "parked", detail, next_head)
+                return "settled", {}
+            fields = await self.store.redis.hgetall(self.store.record_key(claim.record.id, claim.where))
+            claim.record = decode_record(fields)
+            claim.response_fields = response_field_names(fields)
+            message, response_fields = await self._first_message(claim, runner, interrupted=False)
+
+    async def _outcome(self, claim: Claim, runner: Any) -> tuple[str, dict]:
+        record = claim.record
+        session = await runner.session_service.get_session(
+            app_name=record.app_name, user_id=record.user_id, session_id=record.session_id)
+        from runtime.runners import pending_long_running_calls
+
+        pending = pending_long_running_calls(session, record.id)
+        if pending:
+            calls = [self._pending(call, record.park_timeout) for call in pending]
+            if not await lease.add_pending(self.store, claim, calls):
+                raise LeaseLost(record.id)
+            return "parked", {"pendingCalls": [call.to_json_dict() for call in calls]}
+        last = next((e for e in reversed(session.events) if e.invocation_id == record.id), None)
+        if last is not None and last.error_code:
+            error = {"type": "ModelError", "message": f"{last.error_code}: {last.error_message or ''}".strip()}
+            return "failed", {"error": error}
+        return "completed", {}
+
+    @staticmethod
+    def _pending(call: types.FunctionCall, park_timeout: float | None) -> PendingCall:
+        return PendingCall(id=call.id or "", name=call.name or "", args=dict(call.args or {}),
+                           deadline=time.time() + park_timeout if park_timeout else None)
+
+    async def _first_message(
+        self, claim: Claim, runner: Any, *, interrupted: bool | None = None
+    ) -> tuple[types.Content | None, list[str]]:
+        """What to send the runner: the waiting responses, else the user message.
+
+        Sending a message again after a crash is safe: the Runner does not append a message identical to one
+        the invocation already committed, and continues from its committed events instead.
+        """
+        record = claim.record
+        if record.responses:
+            message = types.Content(role="user", parts=[
+                types.Part(function_response=types.FunctionResponse.model_validate(r)) for r in record.responses])
+            return message, claim.response_fields
+        return record.new_message, []
+
+    async def _run_once(
+        self, claim: Claim, runner: Any, message: types.Content | None, response_fields: list[str]
+    ) -> None:
+        record = claim.record
+        where = claim.where
+        kwargs: dict[str, Any] = {"user_id": record.user_id, "session_id": record.session_id,
+                                  "invocation_id": record.id}
+        if message is not None:
+            kwargs["new_message"] = message
+            if message is record.new_message and record.state_delta:
+                kwargs["state_delta"] = record.state_delta
+        if record.run_config:
+            from runtime.agents.run_config import RunConfig
+
+            kwargs["run_config"] = RunConfig.model_validate(record.run_config)
+        async for event in runner.run_async(**kwargs):
+            if response_fields:  # the Runner committed the responses before the agent produced anything
+                response_fields = await self._consume(claim, response_fields)
+            if event.partial:
+                await streams.publish_event(self.store.redis, where.app, where.user, where.session, record.id, event)
+                continue
+            if event.long_running_tool_ids:
+                calls = [c for c in event.get_function_calls() if c.id in event.long_running_tool_ids]
+                pending = [self._pending(c, record.park_timeout) for c in calls]
+                if pending and not await lease.add_pending(self.store, claim, pending):
+                    raise LeaseLost(record.id)
+        if response_fields:
+            await self._consume(claim, response_fields)
+
+    async def _consume(self, claim: Claim, response_fields: list[str]) -> list[str]:
+        if not await lease.consume_responses(self.store, claim, response_fields):
+            raise LeaseLost(claim.record.id)
+        claim.record = claim.record.model_copy(update={"responses": []})
+        claim.response_fields = []
+        return []
+

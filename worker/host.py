@@ -1,0 +1,115 @@
+"""WorkerHost: everything one worker process runs besides Celery itself: the loop, executor, heartbeats, reaper."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import random
+import socket
+
+from . import lease
+from .apps import load_apps, parse_specs
+from .executor import Executor, ExecutorConfig
+from .loop import LoopThread
+from .reaper import reap_once
+from .store import InvocationStore
+
+log = logging.getLogger("agentq.worker")
+
+HEARTBEAT_S = 1.0
+REAP_S = 1.0
+
+_current: WorkerHost | None = None
+
+
+class WorkerHost:
+    """Owns the event loop thread and what runs on it; Celery's run task hands invocation ids to it."""
+
+    def __init__(self, redis_url: str, apps: dict, *, config: ExecutorConfig | None = None,
+                 celery_app=None, heartbeat_s: float = HEARTBEAT_S, reap_s: float = REAP_S):
+        self.redis_url = redis_url
+        self.apps = apps
+        self.config = config or ExecutorConfig(worker_name=f"{socket.gethostname()}:{os.getpid()}")
+        self.heartbeat_s = heartbeat_s
+        self.reap_s = reap_s
+        self.store = InvocationStore(redis_url, celery_app=celery_app)
+        self.loop = LoopThread()
+        self.executor: Executor = self.loop.run(self._build())
+        self._background = [self.loop.submit(self._every(self.heartbeat_s, self._heartbeat)),
+                            self.loop.submit(self._every(self.reap_s, self._reap))]
+        log.info("worker %s serving apps %s", self.config.worker_name, sorted(apps))
+
+    async def _build(self) -> Executor:
+        from runtime.runners import Runner
+
+        from runtime.artifacts.redis_artifact_service import RedisArtifactService
+
+        from .journal import RedisToolJournal
+
+        journal = RedisToolJournal(self.store.clients)
+        artifacts = RedisArtifactService(self.redis_url)
+        runners = {
+            name: Runner(app_name=name, agent=app.root_agent, session_service=self.store.session_service,
+                         artifact_service=artifacts, tool_journal=journal)
+            for name, app in self.apps.items()
+        }
+        return Executor(self.store, runners, self.config)
+
+    def run_job(self, invocation_id: str) -> str:
+        """Claim and start an invocation on the loop; returns once it is claimed (or dropped)."""
+        return self.loop.run(self.executor.start(invocation_id))
+
+    async def _every(self, period: float, step) -> None:
+        while True:
+            await asyncio.sleep(period * random.uniform(0.8, 1.0))
+            try:
+                await step()
+            except Exception:  # a Redis hiccup must not stop heartbeats for good
+                log.exception("background step %s failed", step.__name__)
+
+    async def _heartbeat(self) -> None:
+        entries = list(self.executor.active.items())
+        held = await lease.heartbeat(self.store, [claim for _, (claim, _) in entries], self.config.lease_ttl_s)
+        for (invocation_id, _), ok in zip(entries, held, strict=True):
+            if not ok:
+                log.warning("invocation %s: lease lost", invocation_id)
+                self.executor.lease_lost(invocation_id)
+
+    async def _reap(self) -> None:
+        await reap_once(self.store)
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Hand running invocations back (another worker continues them at once) and stop the loop."""
+        for future in self._background:
+            future.cancel()
+
+        async def hand_back_all() -> None:
+            tasks = [task for _, task in self.executor.active.values()]
+            for task in tasks:
+                task.cancel()
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(asyncio.gather(*tasks, return_exceptions=True), timeout)
+            await self.store.aclose()
+
+        with contextlib.suppress(Exception):
+            self.loop.run(hand_back_all(), timeout + 1)
+        self.loop.stop()
+
+
+def install(host: WorkerHost) -> None:
+    """Make ``host`` the one this process's run tasks use."""
+    global _current
+    _current = host
+
+
+def current() -> WorkerHost:
+    """This process's host; built from ``AGENTQ_REDIS_URL`` and ``AGENTQ_APPS`` when started by plain celery."""
+    global _current
+    if _current is None:
+        from agentq.settings import Settings
+
+        settings = Settings.from_env()
+        _current = WorkerHost(settings.redis_url, load_apps(parse_specs(settings.apps)))
+    return _current

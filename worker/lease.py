@@ -1,0 +1,154 @@
+"""Session leases: who may run a session's head invocation, proven by a fencing token on every write.
+
+A run job acquires the lease only for the head of the session's FIFO queue; the lease string holds
+``<invocation_id>|<fence>`` with a TTL that the holding worker heartbeats. The fence is INCRed on every
+acquisition and every commit of the session service checks it, so a superseded holder cannot write.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Literal
+
+from redis.exceptions import NoScriptError
+
+from runtime.redis_store import keys
+from runtime.redis_store.lua import LuaScript
+
+from . import scripts
+from .codec import decode_record, encode_fields, pending_json
+from .record import InvocationRecord, PendingCall
+from .store import InvocationStore, Where
+
+_ACQUIRE = LuaScript(scripts.ACQUIRE)
+_HEARTBEAT = LuaScript(scripts.HEARTBEAT)
+_ADD_PENDING = LuaScript(scripts.ADD_PENDING)
+_CONSUME = LuaScript(scripts.CONSUME)
+_SETTLE = LuaScript(scripts.SETTLE)
+_RELEASE = LuaScript(scripts.RELEASE)
+
+LEASE_TTL_S = 5.0
+"""A dead worker's invocation is taken over this long after its last heartbeat (plus one reaper pass)."""
+
+Refusal = Literal["gone", "settled", "not_head", "held"]
+
+
+@dataclass(kw_only=True)
+class Claim:
+    """A held lease: the record as it was when acquired and the token every later write must present."""
+
+    record: InvocationRecord
+    where: Where
+    token: str
+    response_fields: list[str] = field(default_factory=list)
+    """The ``r:<seq>`` fields of the responses waiting when the claim was made."""
+    interrupted: bool = False
+    """True when the previous holder never settled (died, or handed back): history decides what is left to do."""
+
+    @property
+    def fence(self) -> int:
+        """The fencing token the session service checks on each commit."""
+        return int(self.token.rsplit("|", 1)[1])
+
+
+async def acquire(
+    store: InvocationStore, invocation_id: str, worker: str, ttl_s: float = LEASE_TTL_S
+) -> Claim | Refusal:
+    """Take the session lease for ``invocation_id`` if it is the queue head and no one holds it."""
+    where = await store.locate(invocation_id)
+    reply = await _ACQUIRE(store.redis, [
+        store.record_key(invocation_id, where), keys.session_queue(where.app, where.user, where.session),
+        keys.session_lease(where.app, where.user, where.session),
+        keys.session_fence(where.app, where.user, where.session),
+    ], [invocation_id, worker, int(ttl_s * 1000), time.time()])
+    if reply[0] != "ok":
+        if reply[0] != "held":  # the holder (or the head's settle) is responsible for it now
+            await store.redis.zrem(keys.dispatch_due(), invocation_id)
+        return reply[0]
+    flat = reply[2]
+    fields = {flat[i]: flat[i + 1] for i in range(0, len(flat), 2)}
+    pipe = store.redis.pipeline(transaction=False)
+    pipe.zrem(keys.dispatch_due(), invocation_id)
+    pipe.zadd(keys.lease_expiries(), {invocation_id: int((time.time() + ttl_s) * 1000)})
+    await pipe.execute()
+    return Claim(
+        record=decode_record(fields), where=where, token=reply[1],
+        response_fields=sorted(name for name in fields if name.startswith("r:")),
+        interrupted=reply[3] == "running",
+    )
+
+
+async def heartbeat(store: InvocationStore, claims: list[Claim], ttl_s: float = LEASE_TTL_S) -> list[bool]:
+    """Extend every claim's lease in one round trip; False for a claim that lost its lease."""
+    if not claims:
+        return []
+    pipe = store.redis.pipeline(transaction=False)
+    expiry = int((time.time() + ttl_s) * 1000)
+    for claim in claims:
+        lease = keys.session_lease(claim.where.app, claim.where.user, claim.where.session)
+        pipe.evalsha(_HEARTBEAT.sha, 1, lease, claim.token, int(ttl_s * 1000))
+    pipe.zadd(keys.lease_expiries(), {claim.record.id: expiry for claim in claims})
+    try:
+        replies = await pipe.execute()
+    except NoScriptError:
+        await store.redis.script_load(_HEARTBEAT.source)
+        return await heartbeat(store, claims, ttl_s)
+    return [bool(reply) for reply in replies[:-1]]
+
+
+async def add_pending(store: InvocationStore, claim: Claim, calls: list[PendingCall]) -> bool:
+    """Record long-running calls as pending as soon as their event is committed (so responses are accepted)."""
+    args: list[str] = [claim.token]
+    for seq, call in enumerate(calls):
+        args += [call.id, pending_json(call, int(time.time() * 1000) * 100 + seq)]
+    ok = await _ADD_PENDING(store.redis, [store.record_key(claim.record.id, claim.where), _lease(claim)], args)
+    deadlines = {f"{claim.record.id} {call.id}": call.deadline for call in calls if call.deadline}
+    if ok and deadlines:
+        await store.redis.zadd(keys.call_deadlines(), deadlines, nx=True)
+    return bool(ok)
+
+
+async def consume_responses(store: InvocationStore, claim: Claim, fields: list[str]) -> bool:
+    """Drop responses that are now committed to the session."""
+    if not fields:
+        return True
+    return bool(await _CONSUME(store.redis, [store.record_key(claim.record.id, claim.where), _lease(claim)],
+                               [claim.token, *fields]))
+
+
+SettleOutcome = Literal["ok", "continue", "lost"]
+
+
+async def settle(
+    store: InvocationStore, claim: Claim, status: str, *, error: dict | None = None
+) -> tuple[SettleOutcome, str]:
+    """Move to parked/completed/failed, release the lease, pop the queue; returns the outcome and the next head.
+
+    ``continue``: parking was refused because responses arrived meanwhile; the lease is still held.
+    """
+    now = time.time()
+    values: dict = {"error": error}
+    if status != "parked":
+        values["finished_at"] = now
+    reply = await _SETTLE(store.redis, [
+        store.record_key(claim.record.id, claim.where),
+        keys.session_queue(claim.where.app, claim.where.user, claim.where.session), _lease(claim),
+    ], [claim.token, claim.record.id, status, now, *encode_fields(values)])
+    if reply[0] != "ok":
+        return reply[0], ""
+    await store.redis.zrem(keys.lease_expiries(), claim.record.id)
+    return "ok", reply[1]
+
+
+async def hand_back(store: InvocationStore, claim: Claim) -> None:
+    """Give the lease up without settling (graceful shutdown) and re-send the run job for another worker."""
+    if await _RELEASE(store.redis, [_lease(claim)], [claim.token]):
+        await store.redis.zrem(keys.lease_expiries(), claim.record.id)
+        await store.dispatch_next(claim.record.id)
+
+
+def _lease(claim: Claim) -> str:
+    return keys.session_lease(claim.where.app, claim.where.user, claim.where.session)
+
+

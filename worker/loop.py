@@ -1,0 +1,40 @@
+"""LoopThread: one long-lived asyncio event loop per worker process, fed by Celery's pool threads.
+
+Celery runs tasks on threads; an invocation spends nearly all its time awaiting its model, so all of a process's
+invocations share this one loop instead of each pinning a thread (or a process).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import threading
+from collections.abc import Coroutine
+from typing import Any
+
+
+class LoopThread:
+    """An event loop running forever on a daemon thread."""
+
+    def __init__(self, name: str = "agentq-loop"):
+        self.loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self.loop)
+        self.loop.run_forever()
+
+    def submit(self, coro: Coroutine[Any, Any, Any]) -> concurrent.futures.Future:
+        """Schedule a coroutine on the loop from any thread."""
+        return asyncio.run_coroutine_threadsafe(coro, self.loop)
+
+    def run(self, coro: Coroutine[Any, Any, Any], timeout: float | None = None) -> Any:
+        """Run a coroutine on the loop and wait for its result (from another thread)."""
+        return self.submit(coro).result(timeout)
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Stop the loop and join its thread."""
+        if self.loop.is_running():
+            self.loop.call_soon_threadsafe(self.loop.stop)
+        self._thread.join(timeout)

@@ -1,0 +1,69 @@
+"""Reaper passes every worker runs about once a second; whichever worker ZREMs an entry first acts on it.
+
+- dead leases: a running invocation whose lease stopped being heartbeated gets its run job sent again; the next
+  worker resumes it from its committed events (failover within the lease TTL plus one pass);
+- lost run jobs: a job not claimed within the dispatch grace is sent again (duplicates are dropped harmlessly);
+- expired parked calls: a pending call past its deadline is answered with an expiry error.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from google.genai import types
+
+from runtime.errors import CallNotPendingError, InvocationNotFoundError
+from runtime.redis_store import keys
+
+from .store import InvocationStore
+
+log = logging.getLogger("agentq.reaper")
+BATCH = 100
+
+
+async def reap_once(store: InvocationStore) -> int:
+    """One pass over the three sorted sets; the number of entries acted on."""
+    now = time.time()
+    redis = store.redis
+    pipe = redis.pipeline(transaction=False)
+    pipe.zrangebyscore(keys.lease_expiries(), "-inf", int(now * 1000), start=0, num=BATCH)
+    pipe.zrangebyscore(keys.dispatch_due(), "-inf", int(now * 1000), start=0, num=BATCH)
+    pipe.zrangebyscore(keys.call_deadlines(), "-inf", now, start=0, num=BATCH)
+    dead, overdue, expired = await pipe.execute()
+    acted = 0
+    for invocation_id in dead:
+        if await redis.zrem(keys.lease_expiries(), invocation_id):
+            log.warning("invocation %s: lease expired (worker gone?), sending its run job again", invocation_id)
+            await _resend(store, invocation_id)
+            acted += 1
+    for invocation_id in overdue:
+        if await redis.zrem(keys.dispatch_due(), invocation_id):
+            log.info("invocation %s: run job not claimed in time, sending it again", invocation_id)
+            await _resend(store, invocation_id)
+            acted += 1
+    for member in expired:
+        if await redis.zrem(keys.call_deadlines(), member):
+            invocation_id, _, call_id = member.partition(" ")
+            await _expire_call(store, invocation_id, call_id)
+            acted += 1
+    return acted
+
+
+async def _resend(store: InvocationStore, invocation_id: str) -> None:
+    try:
+        await store.locate(invocation_id)
+    except InvocationNotFoundError:
+        return
+    await store.dispatch_next(invocation_id)
+
+
+async def _expire_call(store: InvocationStore, invocation_id: str, call_id: str) -> None:
+    response = types.FunctionResponse(id=call_id, response={
+        "error": f"No response arrived for long-running call {call_id!r} before its deadline; it expired."
+    })
+    try:
+        await store.respond(invocation_id, [response])
+        log.info("invocation %s: pending call %s expired", invocation_id, call_id)
+    except (CallNotPendingError, InvocationNotFoundError):
+        pass

@@ -1,0 +1,85 @@
+"""InvocationRecord: the durable truth about one invocation, stored in Redis; Celery messages carry only its id."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from typing import Any, Literal
+
+from google.genai import types
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+InvocationStatus = Literal["queued", "running", "parked", "completed", "failed", "cancelled"]
+"""queued -> running -> parked | completed | failed | cancelled; parked -> queued on resume."""
+
+SETTLED: frozenset[str] = frozenset({"parked", "completed", "failed", "cancelled"})
+"""Statuses at which an invocation's event stream ends (parked may later continue under the same id)."""
+
+FINAL: frozenset[str] = frozenset({"completed", "failed", "cancelled"})
+"""Statuses an invocation never leaves."""
+
+
+def new_invocation_id() -> str:
+    """A fresh invocation id, ``e-<uuid>`` as in ADK."""
+    return "e-" + str(uuid.uuid4())
+
+
+class _Wire(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
+
+    def to_json_dict(self) -> dict[str, Any]:
+        """The wire form: camelCase keys."""
+        return self.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+class PendingCall(_Wire):
+    """A long-running function call the invocation is parked on."""
+
+    id: str
+    name: str
+    args: dict[str, Any] = Field(default_factory=dict)
+    deadline: float | None = None
+    """Unix time after which the call is answered with an expiry error (None: waits forever)."""
+
+
+class InvocationError(_Wire):
+    """Why an invocation failed or was cancelled."""
+
+    type: str
+    message: str
+
+
+class InvocationRecord(_Wire):
+    """One invocation: what was asked, where it stands, what it waits for, and how it ended."""
+
+    id: str
+    app_name: str
+    user_id: str
+    session_id: str
+    status: InvocationStatus = "queued"
+    new_message: types.Content | None = None
+    state_delta: dict[str, Any] | None = None
+    run_config: dict[str, Any] | None = None
+    pending_calls: list[PendingCall] = Field(default_factory=list)
+    responses: list[types.FunctionResponse] = Field(default_factory=list)
+    """Function responses accepted for this invocation and not yet handed to the runner."""
+    attempts: int = 0
+    """How many times a worker took the session lease to run this invocation."""
+    time_limit: float | None = None
+    """Wall-clock seconds a single run may take before it fails with InvocationTimeoutError."""
+    park_timeout: float | None = None
+    """Seconds a pending long-running call may wait for its response before it is answered with an expiry error."""
+    error: InvocationError | None = None
+    cancel_reason: str | None = None
+    worker: str | None = None
+    first_entry: str | None = None
+    """The stream entry id of its first status entry: where `events()` starts reading."""
+    created_at: float = Field(default_factory=time.time)
+    updated_at: float = Field(default_factory=time.time)
+    finished_at: float | None = None
+
+    @property
+    def settled(self) -> bool:
+        """True when the invocation is not queued or running (its event stream has ended for now)."""
+        return self.status in SETTLED

@@ -1,0 +1,129 @@
+"""The Lua scripts of the invocation lifecycle. Each touches only keys under one session's hash tag.
+
+The session lease holds ``<invocation_id>|<fence>``: the fencing token makes a stale holder (paused, partitioned,
+or reaped and superseded under the same invocation id) unable to heartbeat, settle or record anything.
+"""
+
+ENQUEUE = """
+-- KEYS: session_meta, record, queue, user_invocations; ARGV: invocation_id, created_at, field, value, ...
+if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
+redis.call('HSET', KEYS[2], unpack(ARGV, 3))
+local n = redis.call('RPUSH', KEYS[3], ARGV[1])
+redis.call('ZADD', KEYS[4], ARGV[2], ARGV[1])
+return n
+"""
+
+ACQUIRE = """
+-- KEYS: record, queue, lease, fence; ARGV: invocation_id, worker, lease_ms, now
+local status = redis.call('HGET', KEYS[1], 'status')
+if not status then return {'gone'} end
+if status ~= 'queued' and status ~= 'running' then return {'settled', status} end
+if redis.call('LINDEX', KEYS[2], 0) ~= ARGV[1] then return {'not_head'} end
+local holder = redis.call('GET', KEYS[3])
+if holder then return {'held', holder} end
+local fence = redis.call('INCR', KEYS[4])
+local token = ARGV[1] .. '|' .. fence
+redis.call('SET', KEYS[3], token, 'PX', ARGV[3])
+redis.call('HSET', KEYS[1], 'status', 'running', 'worker', ARGV[2], 'updated_at', ARGV[4])
+redis.call('HINCRBY', KEYS[1], 'attempts', 1)
+return {'ok', token, redis.call('HGETALL', KEYS[1]), status}
+"""
+
+HEARTBEAT = """
+-- KEYS: lease; ARGV: token, lease_ms
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return 1
+end
+return 0
+"""
+
+ADD_PENDING = """
+-- KEYS: record, lease; ARGV: token, call_id, pending_json, ...
+if redis.call('GET', KEYS[2]) ~= ARGV[1] then return 0 end
+for i = 2, #ARGV, 2 do redis.call('HSETNX', KEYS[1], 'p:' .. ARGV[i], ARGV[i + 1]) end
+return 1
+"""
+
+CONSUME = """
+-- KEYS: record, lease; ARGV: token, response_field, ...  (responses now committed to the session)
+if redis.call('GET', KEYS[2]) ~= ARGV[1] then return 0 end
+local n = 0
+for i = 2, #ARGV do n = n + redis.call('HDEL', KEYS[1], ARGV[i]) end
+redis.call('HINCRBY', KEYS[1], 'waiting', -n)
+return 1
+"""
+
+SETTLE = """
+-- KEYS: record, queue, lease; ARGV: token, invocation_id, status, now, field, value, ...
+-- Parking while responses wait keeps the lease: the caller resumes at once ('continue').
+if redis.call('GET', KEYS[3]) ~= ARGV[1] then return {'lost'} end
+if ARGV[3] == 'parked' and tonumber(redis.call('HGET', KEYS[1], 'waiting') or '0') > 0 then
+  return {'continue'}
+end
+if ARGV[3] ~= 'parked' then
+  for _, field in ipairs(redis.call('HKEYS', KEYS[1])) do
+    if string.sub(field, 1, 2) == 'p:' then redis.call('HDEL', KEYS[1], field) end
+  end
+end
+redis.call('HSET', KEYS[1], 'status', ARGV[3], 'updated_at', ARGV[4])
+if #ARGV > 4 then redis.call('HSET', KEYS[1], unpack(ARGV, 5)) end
+redis.call('DEL', KEYS[3])
+redis.call('LREM', KEYS[2], 1, ARGV[2])
+return {'ok', redis.call('LINDEX', KEYS[2], 0) or ''}
+"""
+
+RESPOND = """
+-- KEYS: record, queue; ARGV: invocation_id, now, then (call_id, name, will_continue, response_json) * n
+local status = redis.call('HGET', KEYS[1], 'status')
+if not status then return {'gone'} end
+local finals = {}
+for i = 3, #ARGV, 4 do
+  local pending = redis.call('HGET', KEYS[1], 'p:' .. ARGV[i])
+  if not pending or finals[ARGV[i]] then return {'not_pending', ARGV[i]} end
+  local name = cjson.decode(pending)['name']
+  if ARGV[i + 1] ~= '' and ARGV[i + 1] ~= name then return {'wrong_name', ARGV[i], name} end
+  if ARGV[i + 2] ~= '1' then finals[ARGV[i]] = true end
+end
+for i = 3, #ARGV, 4 do
+  local seq = redis.call('HINCRBY', KEYS[1], 'rseq', 1)
+  redis.call('HSET', KEYS[1], string.format('r:%08d', seq), ARGV[i + 3])
+  if ARGV[i + 2] ~= '1' then redis.call('HDEL', KEYS[1], 'p:' .. ARGV[i]) end
+end
+redis.call('HINCRBY', KEYS[1], 'waiting', (#ARGV - 2) / 4)
+redis.call('HSET', KEYS[1], 'updated_at', ARGV[2])
+if status == 'parked' then
+  redis.call('HSET', KEYS[1], 'status', 'queued')
+  redis.call('RPUSH', KEYS[2], ARGV[1])
+  return {'queued', status}
+end
+return {'stored', status}
+"""
+
+CANCEL = """
+-- KEYS: record, queue, lease, fence; ARGV: invocation_id, now, field, value, ...
+-- Cancelling a running invocation deletes its lease and bumps the fence: its next commit is refused.
+local status = redis.call('HGET', KEYS[1], 'status')
+if not status then return {'gone'} end
+if status == 'completed' or status == 'failed' or status == 'cancelled' then return {'final', status} end
+local was_head = redis.call('LINDEX', KEYS[2], 0) == ARGV[1]
+redis.call('LREM', KEYS[2], 0, ARGV[1])
+local holder = redis.call('GET', KEYS[3])
+if holder and string.sub(holder, 1, #ARGV[1] + 1) == ARGV[1] .. '|' then
+  redis.call('DEL', KEYS[3])
+  redis.call('INCR', KEYS[4])
+end
+for _, field in ipairs(redis.call('HKEYS', KEYS[1])) do
+  if string.sub(field, 1, 2) == 'p:' then redis.call('HDEL', KEYS[1], field) end
+end
+redis.call('HSET', KEYS[1], 'status', 'cancelled', 'updated_at', ARGV[2], unpack(ARGV, 3))
+local next_head = ''
+if was_head then next_head = redis.call('LINDEX', KEYS[2], 0) or '' end
+return {'ok', status, next_head}
+"""
+
+RELEASE = """
+-- KEYS: lease; ARGV: token  (give the lease up without settling; the invocation stays queue head)
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+"""

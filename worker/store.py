@@ -1,0 +1,362 @@
+"""InvocationStore: every Redis operation on invocation records, shared by the client and the workers."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+import redis.asyncio as aioredis
+from google.genai import types
+from redis.exceptions import NoScriptError
+
+from runtime.errors import (
+    CallNotPendingError,
+    InvalidMessageError,
+    InvalidTransitionError,
+    InvocationNotFoundError,
+    SessionNotFoundError,
+    UsageError,
+)
+from runtime.redis_store import keys, streams
+from runtime.redis_store.connection import LoopClients
+from runtime.redis_store.lua import LuaScript
+
+from . import scripts
+from .codec import decode_record, dumps, encode_fields, encode_record
+from .dispatch import DISPATCH_GRACE_S, Dispatcher
+from .record import SETTLED, InvocationRecord, new_invocation_id
+
+_ENQUEUE = LuaScript(scripts.ENQUEUE)
+_RESPOND = LuaScript(scripts.RESPOND)
+_CANCEL = LuaScript(scripts.CANCEL)
+
+
+MAX_CONNECTIONS = 65_536
+"""Per loop. Followers hold a connection while they block on a stream, and a worker keeps hundreds of
+invocations in flight, so redis-py's default pool of 100 would refuse connections under load."""
+
+
+BLOCK_MS = 2_000
+"""Longest single blocking stream read; readers loop, so no read outlives redis-py's socket timeout (5 s)."""
+
+
+class _LoopClients(LoopClients):
+    """LoopClients with a pool large enough for many blocked stream readers."""
+
+    def get(self):
+        if self._fixed is not None:
+            return self._fixed
+        loop = asyncio.get_running_loop()
+        client = self._by_loop.get(loop)
+        if client is None:
+            client = aioredis.Redis.from_url(self._url, decode_responses=True, max_connections=MAX_CONNECTIONS)
+            self._by_loop[loop] = client
+        return client
+
+
+@dataclass(frozen=True, kw_only=True)
+class Where:
+    """The app, user and session an invocation belongs to (never changes, so it is cached)."""
+
+    app: str
+    user: str
+    session: str
+
+
+class InvocationStore:
+    """Records, session queues and the stream status entries of invocations."""
+
+    def __init__(self, redis_url: str, *, celery_app: Any | None = None):
+        self.redis_url = redis_url
+        self.clients = _LoopClients(redis_url)
+        self.dispatcher = Dispatcher(redis_url, celery_app)
+        self._where: dict[str, Where] = {}
+        self._session_service = None
+
+    @property
+    def redis(self):
+        """The redis.asyncio client (decoded responses) of the running loop."""
+        return self.clients.get()
+
+    @property
+    def session_service(self):
+        """A RedisSessionService on the same Redis."""
+        if self._session_service is None:
+            from runtime.sessions.redis_session_service import RedisSessionService
+
+            service = RedisSessionService(self.redis_url)
+            service._clients = self.clients  # share the large per-loop pools (commits from hundreds of runs)
+            self._session_service = service
+        return self._session_service
+
+    async def aclose(self) -> None:
+        """Close this loop's connections."""
+        await self.clients.aclose()
+
+    # --- locating and reading ---
+
+    async def locate(self, invocation_id: str) -> Where:
+        """Where the invocation lives. Raises InvocationNotFoundError."""
+        where = self._where.get(invocation_id)
+        if where is None:
+            raw = await self.redis.hget(keys.invocation_index(), invocation_id)
+            if raw is None:
+                raise InvocationNotFoundError(f"invocation {invocation_id!r} does not exist")
+            app, user, session = json.loads(raw)
+            where = self._where[invocation_id] = Where(app=app, user=user, session=session)
+        return where
+
+    def record_key(self, invocation_id: str, where: Where) -> str:
+        """The record's hash key."""
+        return keys.invocation(where.app, where.user, invocation_id)
+
+    async def get(self, invocation_id: str) -> InvocationRecord:
+        """The record. Raises InvocationNotFoundError."""
+        where = await self.locate(invocation_id)
+        fields = await self.redis.hgetall(self.record_key(invocation_id, where))
+        if not fields:
+            raise InvocationNotFoundError(f"invocation {invocation_id!r} does not exist")
+        return decode_record(fields)
+
+    async def list_invocations(
+        self, app: str, user: str, status: str | None = None, *, session_id: str | None = None, limit: int = 100
+    ) -> list[InvocationRecord]:
+        """A user's invocations in an app, newest first, filtered by status and session."""
+        ids = await self.redis.zrevrange(keys.user_invocations(app, user), 0, -1)
+        found: list[InvocationRecord] = []
+        for start in range(0, len(ids), 200):
+            pipe = self.redis.pipeline(transaction=False)
+            for invocation_id in ids[start : start + 200]:
+                pipe.hgetall(keys.invocation(app, user, invocation_id))
+            for fields in await pipe.execute():
+                if not fields:
+                    continue
+                record = decode_record(fields)
+                if (status is None or record.status == status) and session_id in (None, record.session_id):
+                    found.append(record)
+                    if len(found) >= limit:
+                        return found
+        return found
+
+    # --- writes from the client side ---
+
+    async def enqueue(
+        self, app: str, user: str, session_id: str, new_message: Any, state_delta: dict | None,
+        run_config: Any, *, time_limit: float | None = None, park_timeout: float | None = None,
+    ) -> str:
+        """Store a queued record behind the session's queue, publish its status, send its run job."""
+        record = InvocationRecord(
+            id=new_invocation_id(), app_name=app, user_id=user, session_id=session_id,
+            new_message=to_content(new_message), state_delta=state_delta or None,
+            run_config=_run_config_dict(run_config), time_limit=time_limit, park_timeout=park_timeout,
+        )
+        where = Where(app=app, user=user, session=session_id)
+        meta = keys.session_meta(app, user, session_id)
+        rkey = self.record_key(record.id, where)
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.hset(keys.invocation_index(), record.id, dumps([app, user, session_id]))
+        pipe.evalsha(_ENQUEUE.sha, 4, meta, rkey, keys.session_queue(app, user, session_id),
+                     keys.user_invocations(app, user), record.id, record.created_at, *encode_record(record))
+        try:
+            _, length = await pipe.execute()
+        except NoScriptError:  # the script cache is empty (first use, server restart): load it and go again
+            length = await _ENQUEUE(self.redis, [meta, rkey, keys.session_queue(app, user, session_id),
+                                                 keys.user_invocations(app, user)],
+                                    [record.id, record.created_at, *encode_record(record)])
+        if length == -1:
+            await self.redis.hdel(keys.invocation_index(), record.id)
+            raise SessionNotFoundError(f"session {session_id!r} of user {user!r} in app {app!r} does not exist")
+        self._where[record.id] = where
+        entry = await streams.publish_status(self.redis, app, user, session_id, record.id, "queued")
+        await self._after_queued(record.id, where, first_entry=entry)
+        return record.id
+
+    async def _after_queued(self, invocation_id: str, where: Where, *, first_entry: str | None = None) -> None:
+        pipe = self.redis.pipeline(transaction=False)
+        if first_entry is not None:
+            pipe.hset(self.record_key(invocation_id, where), "first_entry", first_entry)
+            pipe.zadd(keys.session_active_invocations(where.app, where.user, where.session),
+                      {invocation_id: int(first_entry.split("-", 1)[0])}, lt=True)
+        pipe.zadd(keys.dispatch_due(), {invocation_id: _ms(time.time() + DISPATCH_GRACE_S)})
+        await pipe.execute()
+        self.dispatcher.send(invocation_id)
+
+    async def respond(self, invocation_id: str, function_responses: list[Any]) -> InvocationRecord:
+        """Validate and store function responses; a parked invocation goes back to queued and is dispatched."""
+        responses = [to_function_response(item) for item in function_responses]
+        if not responses:
+            raise UsageError("respond() needs at least one function response")
+        where = await self.locate(invocation_id)
+        rkey = self.record_key(invocation_id, where)
+        nameless = [r for r in responses if not r.name]
+        if nameless:  # the model must see which function answered: take the name from the pending call
+            stored = await self.redis.hmget(rkey, [f"p:{r.id}" for r in nameless])
+            for response, raw in zip(nameless, stored, strict=True):
+                if raw is not None:
+                    response.name = json.loads(raw)["name"]
+        args: list[Any] = [invocation_id, time.time()]
+        for response in responses:
+            args += [response.id, response.name or "", "1" if response.will_continue else "0",
+                     dumps(response.model_dump(mode="json", exclude_none=True))]
+        reply = await _RESPOND(self.redis, [rkey, keys.session_queue(where.app, where.user, where.session)], args)
+        outcome = reply[0]
+        if outcome == "gone":
+            raise InvocationNotFoundError(f"invocation {invocation_id!r} does not exist")
+        if outcome == "not_pending":
+            raise CallNotPendingError(
+                f"function call {reply[1]!r} is not pending on invocation {invocation_id!r} "
+                "(never issued as a long-running call, or already answered)"
+            )
+        if outcome == "wrong_name":
+            raise UsageError(f"function call {reply[1]!r} is a call of {reply[2]!r}, not of the response's name")
+        finals = [r.id for r in responses if not r.will_continue]
+        if finals:
+            await self.redis.zrem(keys.call_deadlines(), *[f"{invocation_id} {call_id}" for call_id in finals])
+        if outcome == "queued":
+            await streams.publish_status(self.redis, where.app, where.user, where.session, invocation_id, "queued")
+            await self._after_queued(invocation_id, where)
+        return await self.get(invocation_id)
+
+    async def cancel(self, invocation_id: str, reason: str) -> InvocationRecord:
+        """Cancel unless already final; a running invocation is fenced out of its next commit."""
+        where = await self.locate(invocation_id)
+        now = time.time()
+        error = {"type": "InvocationCancelledError", "message": reason}
+        fields = encode_fields({"cancel_reason": reason, "error": error, "finished_at": now})
+        reply = await _CANCEL(self.redis, [
+            self.record_key(invocation_id, where), keys.session_queue(where.app, where.user, where.session),
+            keys.session_lease(where.app, where.user, where.session),
+            keys.session_fence(where.app, where.user, where.session),
+        ], [invocation_id, now, *fields])
+        if reply[0] == "gone":
+            raise InvocationNotFoundError(f"invocation {invocation_id!r} does not exist")
+        if reply[0] == "final":
+            raise InvalidTransitionError(f"invocation {invocation_id!r} is already {reply[1]}; it cannot be cancelled")
+        await self.finish_stream(invocation_id, where, "cancelled", {"reason": reason, "from": reply[1]})
+        await self.redis.zrem(keys.lease_expiries(), invocation_id)
+        if reply[2]:
+            await self.dispatch_next(reply[2])
+        return await self.get(invocation_id)
+
+    async def finish_stream(self, invocation_id: str, where: Where, status: str, detail: dict) -> None:
+        """Publish a settling status entry and let the stream be trimmed past the invocation."""
+        await streams.publish_status(self.redis, where.app, where.user, where.session, invocation_id, status, detail)
+        if status != "parked":
+            await streams.mark_invocation_settled(self.redis, where.app, where.user, where.session, invocation_id)
+
+    async def dispatch_next(self, invocation_id: str) -> None:
+        """Send the run job of a session's new queue head."""
+        await self.redis.zadd(keys.dispatch_due(), {invocation_id: _ms(time.time() + DISPATCH_GRACE_S)})
+        self.dispatcher.send(invocation_id)
+
+    # --- following ---
+
+    async def follow(self, invocation_id: str, after: str | None = None) -> AsyncIterator[streams.StreamEntry]:
+        """Entries of one invocation until it settles (a settling entry with later entries after it is passed)."""
+        where = await self.locate(invocation_id)
+        if after is None:
+            record = await self.get(invocation_id)
+            after = _before(record.first_entry) if record.first_entry else "0-0"
+        cursor = after
+        while True:
+            entries, cursor = await streams.read_page(
+                self.redis, where.app, where.user, where.session, cursor,
+                invocation_id=invocation_id, block_ms=BLOCK_MS,
+            )
+            for index, entry in enumerate(entries):
+                yield entry
+                if entry.kind == "status" and entry.data.get("status") in SETTLED:
+                    if index + 1 < len(entries):
+                        continue
+                    later, _ = await streams.read_page(self.redis, where.app, where.user, where.session,
+                                                       entry.id, invocation_id=invocation_id)
+                    if not later:
+                        return
+
+    async def stream_position(self, invocation_id: str) -> str:
+        """The newest entry id of the invocation's session stream."""
+        where = await self.locate(invocation_id)
+        return await streams.last_entry_id(self.redis, where.app, where.user, where.session)
+
+    async def follow_session(
+        self, app: str, user: str, session_id: str, after: str | None = None, *, follow: bool = True
+    ) -> AsyncIterator[streams.StreamEntry]:
+        """Every entry of a session; with ``follow`` it blocks for new ones forever."""
+        cursor = after or "0-0"
+        while True:
+            entries, cursor = await streams.read_page(self.redis, app, user, session_id, cursor,
+                                                      block_ms=BLOCK_MS if follow else None, count=500)
+            if not entries and not follow:
+                return
+            for entry in entries:
+                yield entry
+
+    async def wait(self, invocation_id: str, timeout: float | None) -> InvocationRecord:
+        """The record once it is settled; TimeoutError after ``timeout`` seconds."""
+        where = await self.locate(invocation_id)
+        cursor = await streams.last_entry_id(self.redis, where.app, where.user, where.session)
+        record = await self.get(invocation_id)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while not record.settled:
+            # Block on the stream (no polling), never past the deadline: XREAD's own timeout ends the wait.
+            block_ms = BLOCK_MS if deadline is None else max(1, min(BLOCK_MS, int((deadline - time.monotonic()) * 1000)))
+            if deadline is not None and time.monotonic() >= deadline:
+                raise TimeoutError(f"invocation {invocation_id!r} did not settle within {timeout}s")
+            entries, cursor = await streams.read_page(
+                self.redis, where.app, where.user, where.session, cursor,
+                invocation_id=invocation_id, block_ms=block_ms,
+            )
+            if any(e.kind == "status" and e.data.get("status") in SETTLED for e in entries):
+                record = await self.get(invocation_id)
+        return record
+
+def _ms(seconds: float) -> int:
+    return int(seconds * 1000)
+
+
+def _before(entry_id: str) -> str:
+    ms, seq = (int(part) for part in entry_id.split("-", 1))
+    return f"{ms}-{seq - 1}" if seq else f"{ms - 1}-18446744073709551615"
+
+
+def to_content(message: Any) -> types.Content:
+    """A user message from a Content, its dict, or plain text. Raises InvalidMessageError."""
+    if isinstance(message, str):
+        message = types.Content(role="user", parts=[types.Part(text=message)])
+    elif isinstance(message, dict):
+        try:
+            message = types.Content.model_validate(message)
+        except ValueError as exc:
+            raise InvalidMessageError(f"new_message is not a Content: {exc}") from None
+    if not isinstance(message, types.Content) or not message.parts:
+        raise InvalidMessageError("new_message must be a Content with at least one part")
+    if any(part.function_call for part in message.parts):
+        raise InvalidMessageError("new_message may not carry a function call")
+    return message.model_copy(update={"role": message.role or "user"})
+
+
+def to_function_response(item: Any) -> types.FunctionResponse:
+    """A FunctionResponse from itself or its dict; the id is required. Raises UsageError."""
+    if isinstance(item, dict):
+        try:
+            item = types.FunctionResponse.model_validate(item)
+        except ValueError as exc:
+            raise UsageError(f"not a function response: {exc}") from None
+    if not isinstance(item, types.FunctionResponse) or not item.id:
+        raise UsageError(f"a function response needs an id: {item!r}")
+    return item.model_copy()
+
+
+def _run_config_dict(run_config: Any) -> dict | None:
+    if run_config is None:
+        return None
+    if isinstance(run_config, dict):
+        return run_config
+    with contextlib.suppress(AttributeError):
+        return run_config.model_dump(mode="json", exclude_none=True)
+    raise UsageError(f"run_config must be a RunConfig or a dict, not {type(run_config).__name__!r}")

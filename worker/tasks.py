@@ -1,0 +1,15 @@
+"""The Celery tasks: thin. Parse the id, hand it to this process's WorkerHost, return how it went."""
+
+from __future__ import annotations
+
+from celery import shared_task
+
+from .dispatch import RUN_TASK
+
+
+@shared_task(name=RUN_TASK, ignore_result=True, acks_late=True, reject_on_worker_lost=True)
+def run(invocation_id: str) -> str:
+    """Claim and start one invocation; acknowledged once claimed (the lease carries it from then on)."""
+    from . import host
+
+    return host.current().run_job(str(invocation_id))
