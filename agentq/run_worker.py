@@ -41,7 +41,7 @@ def run(args: argparse.Namespace, settings) -> int:
     name = args.name or f"agentq-{socket.gethostname()}-{os.getpid()}"
     config = ExecutorConfig(worker_name=name, max_in_flight=args.concurrency or settings.concurrency)
     celery_app = make_celery(redis_url)
-    host = worker_host.WorkerHost(redis_url, apps, config=config, celery_app=celery_app)
+    host = worker_host.WorkerHost(redis_url, apps, config=config)
     worker_host.install(host)
 
     @signals.worker_shutdown.connect(weak=False)

@@ -15,13 +15,13 @@ from .deps import Services
 from .errors import install_error_handlers
 from .limits import BodySizeLimit
 from .metrics import Metrics, RequestMetrics, StatsProvider
-from .routes import artifacts, invocations, ops, run, sessions
+from .routes import artifacts, invocations, ops, run, sessions, streams
 from .settings import ApiSettings
 
 log = logging.getLogger("agentq.api")
 
 
-def loopback_guard(request: Request) -> None:
+async def loopback_guard(request: Request) -> None:
     """With no keys configured, refuse every client that is not on the loopback interface."""
     if request.app.state.settings.auth_enabled:
         return
@@ -65,7 +65,7 @@ def create_app(
     app.state.metrics = Metrics()
     app.state.stats_provider = stats_provider
     install_error_handlers(app)
-    for module in (ops, sessions, artifacts, invocations, run):
+    for module in (ops, sessions, artifacts, invocations, streams, run):
         app.include_router(module.router)
     # Added last runs first: metrics see every answer, including the size limit's 413.
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)

@@ -26,17 +26,17 @@ class Services:
     """An async redis client for the session stream and metrics (None when running without Redis)."""
 
 
-def get_settings(request: Request) -> ApiSettings:
+async def get_settings(request: Request) -> ApiSettings:
     """The app's settings."""
     return request.app.state.settings
 
 
-def get_services(request: Request) -> Services:
+async def get_services(request: Request) -> Services:
     """The app's services."""
     return request.app.state.services
 
 
-def get_caller(request: Request) -> Caller:
+async def get_caller(request: Request) -> Caller:
     """The authenticated caller (401 without a valid key; loopback-only when no keys are configured)."""
     return resolve_caller(request, request.app.state.settings.keys)
 
@@ -58,12 +58,12 @@ def check_scope(settings: ApiSettings, caller: Caller, app_name: str, user_id: s
         raise NotFoundError(f"app {app_name!r} has no user {user_id!r} visible to this key")
 
 
-def user_scope(
+async def user_scope(
     app_name: str,
     user_id: str,
     caller: Caller = Depends(get_caller),
     settings: ApiSettings = Depends(get_settings),
 ) -> UserScope:
-    """Dependency for every ``/apps/{app_name}/users/{user_id}/...`` route."""
+    """Dependency for every ``/apps/{app_name}/users/{user_id}/...`` route (async: sync ones run in a thread)."""
     check_scope(settings, caller, app_name, user_id)
     return UserScope(app_name=app_name, user_id=user_id, caller=caller)

@@ -28,6 +28,7 @@ STATUS_BY_ERROR: list[tuple[type[BaseException], int]] = [
     (errors.NotFoundError, 404),
     (errors.ConflictError, 409),
     (errors.RetryableError, 503),
+    (TimeoutError, 504),
     (errors.RunError, 502),
 ]
 

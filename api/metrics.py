@@ -48,7 +48,10 @@ class Metrics:
             buckets=(0.001, 0.002, 0.003, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1, 5),
         )
         self.invocations = Gauge(
-            "agentq_invocations", "Invocations by status (at scrape time)", ["status"], registry=self.registry
+            "agentq_invocations",
+            "Invocations by status at scrape time (up to 5,000 records counted)",
+            ["status"],
+            registry=self.registry,
         )
         self.queue_depth = Gauge(
             "agentq_queue_depth", "Run jobs waiting in the broker queue", ["queue"], registry=self.registry
@@ -69,7 +72,7 @@ class Metrics:
             self.queue_depth.labels(queue=queue).set(depth)
 
 
-def get_metrics(request: Request) -> Metrics:
+async def get_metrics(request: Request) -> Metrics:
     """The app's Metrics."""
     return request.app.state.metrics
 

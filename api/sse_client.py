@@ -64,5 +64,12 @@ def describe(frame: SseFrame) -> str:
             pieces.append(f"{answer.get('name')} -> {json.dumps(answer.get('response', {}))}")
     if data.get("errorCode"):
         pieces.append(f"error {data['errorCode']}: {data.get('errorMessage')}")
+    actions = data.get("actions") or {}
+    if actions.get("stateDelta"):
+        pieces.append(f"state {json.dumps(actions['stateDelta'])}")
+    if actions.get("transferToAgent"):
+        pieces.append(f"transfers to {actions['transferToAgent']}")
+    if not pieces and actions.get("endOfAgent"):
+        pieces.append("(done)")
     marker = " (partial)" if data.get("partial") else ""
     return f"[{author}]{marker} " + " | ".join(pieces)

@@ -5,7 +5,8 @@ weather example, then measures, one invocation at a time over a keep-alive conne
 - ``POST /run_sse``: from sending the request to receiving the first event frame (enqueue, dispatch, worker
   pickup, first model event, SSE);
 - ``POST .../invocations`` (202) and then ``GET /invocations/{id}/events``: enqueue latency, and from the
-  enqueue request to the first event frame (status frames skipped).
+  enqueue request to the first event frame (status frames skipped);
+- the same through ``AgentqClient`` in the bench process, so the API's own share is the difference.
 
 Run: ``python -m bench.api_bench``. ``run()`` returns the figures as a dict; the table goes to stdout.
 """
@@ -20,7 +21,7 @@ import time
 
 import httpx
 
-from agentq.demo import LocalStack
+from agentq.local_stack import LocalStack
 
 APPS = ["examples.weather:app"]
 MESSAGE = {"role": "user", "parts": [{"text": "What is the weather in Paris?"}]}
@@ -69,16 +70,36 @@ async def bench_queue_routes(http: httpx.AsyncClient, sessions: list[str]) -> tu
     return enqueue, first_event
 
 
-async def _measure(base_url: str, n: int, warmup: int) -> dict:
+async def bench_direct_client(redis_url: str, sessions: list[str]) -> list[float]:
+    """The same enqueue -> first event through AgentqClient in this process: the floor the API adds to."""
+    from worker.client import AgentqClient
+
+    samples = []
+    async with AgentqClient(redis_url) as client:
+        for session_id in sessions:
+            t0 = time.perf_counter()
+            invocation_id = await client.enqueue("weather", "bench", session_id, MESSAGE)
+            first = None
+            async for entry in client.events(invocation_id):
+                if first is None and entry.kind == "event":
+                    first = time.perf_counter()
+            samples.append((first or time.perf_counter()) - t0)
+    return samples
+
+
+async def _measure(base_url: str, redis_url: str, n: int, warmup: int) -> dict:
     async with httpx.AsyncClient(base_url=base_url, timeout=30) as http:
         sessions = []
-        for _ in range(2 * (n + warmup)):
+        for _ in range(3 * (n + warmup)):
             sessions.append((await http.post("/apps/weather/users/bench/sessions")).json()["id"])
         await bench_run_sse(http, sessions[:warmup])
         run_sse = await bench_run_sse(http, sessions[warmup: warmup + n])
         rest = sessions[warmup + n:]
         await bench_queue_routes(http, rest[:warmup])
         enqueue, first_event = await bench_queue_routes(http, rest[warmup: warmup + n])
+        rest = rest[warmup + n:]
+        await bench_direct_client(redis_url, rest[:warmup])
+        direct = await bench_direct_client(redis_url, rest[warmup: warmup + n])
     return {
         "invocations": n,
         "run_sse_first_frame_p50_ms": _ms(run_sse, 0.5),
@@ -87,6 +108,8 @@ async def _measure(base_url: str, n: int, warmup: int) -> dict:
         "enqueue_202_p50_ms": _ms(enqueue, 0.5),
         "enqueue_to_first_event_frame_p50_ms": _ms(first_event, 0.5),
         "enqueue_to_first_event_frame_p90_ms": _ms(first_event, 0.9),
+        "direct_client_first_event_p50_ms": _ms(direct, 0.5),
+        "api_overhead_p50_ms": round(_ms(run_sse, 0.5) - _ms(direct, 0.5), 3),
         "target_p50_ms": 5.0,
     }
 
@@ -95,7 +118,7 @@ def run(n: int = 200, warmup: int = 20) -> dict:
     """Start the stack, measure, stop it; the figures."""
     with tempfile.TemporaryDirectory(prefix="agentq-api-bench-") as data_dir:
         with LocalStack(data_dir, apps=APPS, extra_env={"GOOGLE_API_KEY": "", "GEMINI_API_KEY": ""}) as stack:
-            return asyncio.run(_measure(stack.base_url, n, warmup))
+            return asyncio.run(_measure(stack.base_url, stack.redis.url, n, warmup))
 
 
 def _print(results: dict) -> None:
@@ -106,6 +129,8 @@ def _print(results: dict) -> None:
     print(f"  enqueue -> first event frame (GET /invocations/{{id}}/events)   "
           f"p50 {results['enqueue_to_first_event_frame_p50_ms']} ms   "
           f"p90 {results['enqueue_to_first_event_frame_p90_ms']} ms")
+    print(f"  same through AgentqClient in-process  p50 {results['direct_client_first_event_p50_ms']} ms   "
+          f"(the API adds {results['api_overhead_p50_ms']} ms at p50)")
 
 
 def main() -> None:

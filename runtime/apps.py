@@ -11,6 +11,16 @@ from .agents.base_agent import BaseAgent
 from .errors import AppNotFoundError, UsageError
 
 
+class ResumabilityConfig(BaseModel):
+    """Whether the app's invocations checkpoint their progress and pause on long-running calls.
+
+    Resumable runs commit ``agent_state`` / ``end_of_agent`` events (workflow progress, finished agents), and a
+    pending long-running call pauses the whole invocation. The worker always runs apps resumable.
+    """
+
+    is_resumable: bool = False
+
+
 class App(BaseModel):
     """An application: its name (the sessions' app_name) and its root agent.
 
@@ -23,6 +33,7 @@ class App(BaseModel):
     root_agent: BaseAgent
     description: str = ""
     plugins: list[Any] = Field(default_factory=list)
+    resumability_config: ResumabilityConfig | None = None
 
     @field_validator("name")
     @classmethod

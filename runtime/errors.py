@@ -48,24 +48,24 @@ class NotFoundError(AgentqError, LookupError):
     """Raised when a named thing does not exist."""
 
 
-class SessionNotFoundError(NotFoundError):
-    """Raised when a session id is unknown for the given app and user."""
+class SessionNotFoundError(NotFoundError, ValueError):
+    """Raised when a session id is unknown for the given app and user (also a ValueError, as in ADK)."""
 
 
 class AppNotFoundError(NotFoundError):
     """Raised when an app name is not served by this process."""
 
 
-class AgentNotFoundError(NotFoundError):
-    """Raised when a transfer or resume names an agent that is not in the tree."""
+class AgentNotFoundError(NotFoundError, ValueError):
+    """Raised when a transfer or resume names an agent that is not in the tree (also a ValueError, as in ADK)."""
 
 
 class InvocationNotFoundError(NotFoundError):
     """Raised when an invocation id is unknown."""
 
 
-class FunctionCallNotFoundError(NotFoundError):
-    """Raised when a function response answers a call id that no invocation issued."""
+class FunctionCallNotFoundError(NotFoundError, ValueError):
+    """Raised when a function response answers a call id that no invocation issued (also a ValueError)."""
 
 
 # --- refused by the current state -----------------------------------------------------------------

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from google.genai import types
 
-from .errors import FunctionCallNotFoundError, InvalidMessageError
+from .errors import FunctionCallNotFoundError, InvalidAgentTreeError, InvalidMessageError
 
 if TYPE_CHECKING:
     from .agents.base_agent import BaseAgent
@@ -100,3 +100,44 @@ def agent_for_new_turn(session: Session, root: BaseAgent, agents: dict[str, Base
         if agent.parent_agent is not None and _can_transfer_back(agent):
             return agent
     return root
+
+
+def index_tree(root: BaseAgent) -> dict[str, BaseAgent]:
+    """Every agent of the tree by name; names must be unique because transfers and resumption use them."""
+    index: dict[str, BaseAgent] = {}
+    stack = [root]
+    while stack:
+        agent = stack.pop()
+        if agent.name in index:
+            raise InvalidAgentTreeError(f"agent name {agent.name!r} appears twice in the tree of {root.name!r}")
+        index[agent.name] = agent
+        stack.extend(agent.sub_agents)
+    return index
+
+
+def check_message(message: types.Content | None) -> list[types.FunctionResponse]:
+    """Refuse messages a user may not send; return the function responses it carries."""
+    if message is None:
+        return []
+    if not message.parts:
+        raise InvalidMessageError("new_message has no parts; send at least one text or function response part")
+    if any(part.function_call for part in message.parts):
+        raise InvalidMessageError("new_message carries a function call; only the model may call functions")
+    return [part.function_response for part in message.parts if part.function_response]
+
+
+def already_committed(message: types.Content, prior: list[Event], is_response: bool) -> bool:
+    """A redelivered request must not add its message twice."""
+    if not prior:
+        return False
+    if is_response:
+        return prior[-1].author == "user" and prior[-1].content == message
+    return any(e.author == "user" and e.content == message for e in prior)
+
+
+def first_user_content(prior: list[Event]) -> types.Content | None:
+    return next((e.content for e in prior if e.author == "user" and e.content is not None), None)
+
+
+def branch_of(agent: BaseAgent, prior: list[Event]) -> str | None:
+    return next((e.branch for e in reversed(prior) if e.author == agent.name), None)

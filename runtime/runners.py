@@ -8,27 +8,30 @@ first, carrying the run's ``state_delta``.
 
 from __future__ import annotations
 
-import asyncio
 import logging
-import queue
-import threading
 from collections.abc import AsyncGenerator, Generator
 from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
 
 from google.genai import types
 
+from ._sync import iterate_in_thread
 from .agents.base_agent import BaseAgent
 from .agents.invocation_context import InvocationContext, InvocationRun, new_invocation_id
 from .agents.llm_agent import LlmAgent
 from .agents.run_config import RunConfig
 from .artifacts import BaseArtifactService, InMemoryArtifactService
-from .errors import InvalidAgentTreeError, InvalidMessageError, SessionNotFoundError
+from .errors import InvalidAgentTreeError, InvalidMessageError, InvocationNotFoundError, SessionNotFoundError
 from .events import Event, EventActions
 from .routing import (
     agent_for_new_turn,
+    already_committed,
+    branch_of,
+    check_message,
     find_invocation_for_function_responses,
+    first_user_content,
     function_call_event,
+    index_tree,
     pending_long_running_calls,
 )
 from .sessions import BaseSessionService, InMemorySessionService, Session
@@ -46,6 +49,11 @@ class Runner:
     """Runs ``agent`` (or ``app.root_agent``) for the sessions of ``app_name`` in ``session_service``.
 
     ``tool_journal`` (optional) makes tool side effects survive a crash exactly once (see tools.tool_journal).
+    ``resumable`` commits workflow checkpoints (``agent_state``/``end_of_agent`` events) and pauses the whole
+    invocation on a pending long-running call, as ADK's resumable apps do. Default: ``app.resumability_config``
+    when an App is given, else True exactly when a ``tool_journal`` is (durable execution: the worker).
+    Without it, events look exactly like ADK's default; resumption then infers progress from history
+    (LlmAgents, Sequential and Parallel resume; a LoopAgent restarts its iteration count).
     """
 
     def __init__(
@@ -59,6 +67,7 @@ class Runner:
         app: App | None = None,
         memory_service: Any = None,
         credential_service: Any = None,
+        resumable: bool | None = None,
     ):
         if app is not None:
             agent = agent or app.root_agent
@@ -71,7 +80,11 @@ class Runner:
         self.session_service = session_service
         self.artifact_service = artifact_service
         self.tool_journal = tool_journal
-        self._agents = _index_tree(agent)
+        if resumable is None:  # an App says so; without one, a journaled (durable) runner is resumable
+            config = app.resumability_config if app is not None else None
+            resumable = config.is_resumable if config is not None else tool_journal is not None
+        self.resumable = resumable
+        self._agents = index_tree(agent)
         self._uncommitted: dict[tuple[str, str], Any] = {}
 
     async def close(self) -> None:
@@ -100,9 +113,9 @@ class Runner:
         )
         if session is None:
             raise SessionNotFoundError(
-                f"session {session_id!r} not found for app {self.app_name!r} and user {user_id!r}"
+                f"Session not found: {session_id!r} (app {self.app_name!r}, user {user_id!r})"
             )
-        responses = _check_message(new_message)
+        responses = check_message(new_message)
         if responses:
             owner = find_invocation_for_function_responses(session, new_message)
             if invocation_id and invocation_id != owner:
@@ -111,7 +124,15 @@ class Runner:
                 )
             invocation_id = owner
         prior = [e for e in session.events if e.invocation_id == invocation_id] if invocation_id else []
-        run = InvocationRun(agents=self._agents, resumed=bool(prior), uncommitted=self._uncommitted)
+        if new_message is None and not prior:
+            if invocation_id:
+                raise InvocationNotFoundError(
+                    f"invocation {invocation_id!r} has no committed events in session {session_id!r}; "
+                    "send new_message= to start it"
+                )
+            raise InvalidMessageError("run_async needs new_message= (a new turn) or invocation_id= (to resume)")
+        run = InvocationRun(agents=self._agents, resumed=bool(prior), resumable=self.resumable,
+                            uncommitted=self._uncommitted)
         for event in prior:
             run.record(event)
         ctx = InvocationContext(
@@ -121,14 +142,14 @@ class Runner:
             session_service=self.session_service,
             artifact_service=self.artifact_service,
             tool_journal=self.tool_journal,
-            user_content=new_message or _first_user_content(prior),
+            user_content=new_message or first_user_content(prior),
             run_config=run_config or RunConfig(),
             run=run,
         )
         branch = None
         if responses:
             branch = function_call_event(session, responses[0].id).branch
-        if new_message is not None and not _already_committed(new_message, prior, bool(responses)):
+        if new_message is not None and not already_committed(new_message, prior, bool(responses)):
             actions = EventActions(state_delta=dict(state_delta)) if state_delta else EventActions()
             user_event = Event(invocation_id=ctx.invocation_id, author="user", content=new_message,
                                branch=branch, actions=actions)
@@ -138,10 +159,12 @@ class Runner:
                                           actions=EventActions(state_delta=dict(state_delta))))
         agent = self._agent_to_run(session, run, responses)
         if agent is not self.agent:
-            ctx.branch = _branch_of(agent, prior)
+            ctx.branch = branch_of(agent, prior)
         log.debug("invocation %s: running agent %r (resumed=%s)", ctx.invocation_id, agent.name, run.resumed)
         async with aclosing(agent.run_async(ctx)) as events:
             async for event in events:
+                if not event.invocation_id:  # a custom agent's event: it belongs to this invocation
+                    event.invocation_id = ctx.invocation_id
                 if not event.partial:
                     await self._commit(ctx, event)
                 yield event
@@ -151,14 +174,16 @@ class Runner:
         ctx.run.record(event)
 
     def _agent_to_run(self, session: Session, run: InvocationRun, responses) -> BaseAgent:
-        if responses:
-            author = function_call_event(session, responses[0].id).author
-        elif run.resumed:
-            author = next((e.author for e in reversed(run.events) if e.author != "user"), None)
-        else:
+        if responses and not self.resumable:
+            # as ADK: the answer goes to the agent that made the call (its workflow went on already)
+            return self._agents.get(function_call_event(session, responses[0].id).author, self.agent)
+        first = next((e.author for e in run.events if e.author != "user"), None)
+        if first is None:  # a new turn, or a resumed one that had not reached an agent yet
             return agent_for_new_turn(session, self.agent, self._agents)
-        agent = self._agents.get(author or "", self.agent)
-        # A workflow agent manages its children: resume it, not the child, so the workflow goes on after.
+        # Resume where the invocation started: each agent then finds its own progress in the committed
+        # events (a transfer is followed again, finished agents do nothing). A workflow agent manages its
+        # children, so resume it rather than the child.
+        agent = self._agents.get(first, self.agent)
         while agent.parent_agent is not None and not isinstance(agent.parent_agent, LlmAgent):
             agent = agent.parent_agent
         return agent
@@ -174,32 +199,10 @@ class Runner:
         run_config: RunConfig | None = None,
     ) -> Generator[Event, None, None]:
         """``run_async`` for synchronous callers: runs it on a private event loop in a thread."""
-        events: queue.Queue = queue.Queue()
-        done = object()
-
-        async def pump() -> None:
-            async for event in self.run_async(
-                user_id=user_id, session_id=session_id, new_message=new_message,
-                invocation_id=invocation_id, state_delta=state_delta, run_config=run_config,
-            ):
-                events.put(event)
-
-        def main() -> None:
-            try:
-                asyncio.run(pump())
-            except BaseException as exc:  # handed to the caller's thread
-                events.put(exc)
-            finally:
-                events.put(done)
-
-        thread = threading.Thread(target=main, name="agentq-runner", daemon=True)
-        thread.start()
-        while (item := events.get()) is not done:
-            if isinstance(item, BaseException):
-                thread.join()
-                raise item
-            yield item
-        thread.join()
+        return iterate_in_thread(lambda: self.run_async(
+            user_id=user_id, session_id=session_id, new_message=new_message, invocation_id=invocation_id,
+            state_delta=state_delta, run_config=run_config,
+        ))
 
 
 class InMemoryRunner(Runner):
@@ -212,6 +215,7 @@ class InMemoryRunner(Runner):
         app_name: str | None = None,
         app: App | None = None,
         tool_journal: BaseToolJournal | None = None,
+        resumable: bool | None = None,
     ):
         super().__init__(
             app_name=app_name or (app.name if app is not None else "InMemoryRunner"),
@@ -220,45 +224,5 @@ class InMemoryRunner(Runner):
             session_service=InMemorySessionService(),
             artifact_service=InMemoryArtifactService(),
             tool_journal=tool_journal,
+            resumable=resumable,
         )
-
-
-def _index_tree(root: BaseAgent) -> dict[str, BaseAgent]:
-    """Every agent of the tree by name; names must be unique because transfers and resumption use them."""
-    index: dict[str, BaseAgent] = {}
-    stack = [root]
-    while stack:
-        agent = stack.pop()
-        if agent.name in index:
-            raise InvalidAgentTreeError(f"agent name {agent.name!r} appears twice in the tree of {root.name!r}")
-        index[agent.name] = agent
-        stack.extend(agent.sub_agents)
-    return index
-
-
-def _check_message(message: types.Content | None) -> list[types.FunctionResponse]:
-    """Refuse messages a user may not send; return the function responses it carries."""
-    if message is None:
-        return []
-    if not message.parts:
-        raise InvalidMessageError("new_message has no parts; send at least one text or function response part")
-    if any(part.function_call for part in message.parts):
-        raise InvalidMessageError("new_message carries a function call; only the model may call functions")
-    return [part.function_response for part in message.parts if part.function_response]
-
-
-def _already_committed(message: types.Content, prior: list[Event], is_response: bool) -> bool:
-    """A redelivered request must not add its message twice."""
-    if not prior:
-        return False
-    if is_response:
-        return prior[-1].author == "user" and prior[-1].content == message
-    return any(e.author == "user" and e.content == message for e in prior)
-
-
-def _first_user_content(prior: list[Event]) -> types.Content | None:
-    return next((e.content for e in prior if e.author == "user" and e.content is not None), None)
-
-
-def _branch_of(agent: BaseAgent, prior: list[Event]) -> str | None:
-    return next((e.branch for e in reversed(prior) if e.author == agent.name), None)

@@ -1,4 +1,8 @@
-"""Sending run jobs: a Celery message carrying only the invocation id, on the ``agentq`` queue."""
+"""Sending run jobs: a Celery message carrying only the invocation id, on the ``agentq`` queue.
+
+By default the message is written straight into the caller's Redis pipeline (see ``worker.message``); with a
+``celery_app`` given, ``send_task`` is used instead (custom routing, or a stand-in broker in tests).
+"""
 
 from __future__ import annotations
 
@@ -11,21 +15,24 @@ DISPATCH_GRACE_S = 5.0
 
 
 class Dispatcher:
-    """Sends run jobs through a Celery app (built for the broker URL on first use when none is given)."""
+    """Adds run jobs to Redis pipelines (or sends them through a Celery app). Duplicates are harmless: the
+    record and the session lease decide who runs."""
 
-    def __init__(self, redis_url: str, celery_app: Any | None = None):
-        self._redis_url = redis_url
-        self._app = celery_app
+    def __init__(self, celery_app: Any | None = None):
+        self.app = celery_app
 
-    @property
-    def app(self):
-        """The Celery app used to publish."""
-        if self._app is None:
-            from .celery_app import make_celery
+    def add(self, pipe, invocation_id: str) -> None:
+        """Put the run job on ``pipe`` (sent when the pipeline executes); with a Celery app, send it now."""
+        if self.app is not None:
+            self.app.send_task(RUN_TASK, args=[invocation_id], queue=QUEUE)
+            return
+        from .message import add_run_job
 
-            self._app = make_celery(self._redis_url)
-        return self._app
+        add_run_job(pipe, invocation_id, db=pipe.connection_pool.connection_kwargs.get("db", 0) or 0)
 
-    def send(self, invocation_id: str) -> None:
-        """Publish one run job. Duplicates are harmless: the record and the session lease decide who runs."""
-        self.app.send_task(RUN_TASK, args=[invocation_id], queue=QUEUE)
+    async def send(self, redis, invocation_id: str) -> None:
+        """Send one run job now."""
+        pipe = redis.pipeline(transaction=False)
+        self.add(pipe, invocation_id)
+        if len(pipe):
+            await pipe.execute()

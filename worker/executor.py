@@ -15,6 +15,7 @@ from typing import Any
 from google.genai import types
 
 from runtime.errors import AppNotFoundError, FencedOutError, InvocationTimeoutError, RetryableModelError
+from runtime.events import Event
 from runtime.redis_store import streams
 from runtime.redis_store.fencing import current_fence
 
@@ -81,21 +82,19 @@ class Executor:
     def lease_lost(self, invocation_id: str) -> None:
         """Stop an invocation whose lease is gone; it writes nothing more."""
         entry = self.active.get(invocation_id)
-        if entry is not None:
+        if entry is not None and not entry[0].settling:
+            log.warning("invocation %s: lease lost (cancelled, or taken over after a stall)", invocation_id)
             self._lost.add(invocation_id)
             entry[1].cancel()
 
     async def _drive(self, claim: Claim) -> None:
         record = claim.record
         current_fence.set(claim.fence)
-        where = claim.where
         log.info("invocation %s: running (attempt %d)", record.id, record.attempts)
         try:
             runner = self.runners.get(record.app_name)
             if runner is None:
                 raise AppNotFoundError(f"app {record.app_name!r} is not served by worker {self.config.worker_name!r}")
-            await streams.publish_status(self.store.redis, where.app, where.user, where.session, record.id,
-                                         "running", {"attempt": record.attempts, "worker": self.config.worker_name})
             limit = record.time_limit or self.config.default_time_limit_s
             try:
                 async with asyncio.timeout(limit):
@@ -118,14 +117,13 @@ class Executor:
             await self._settle(claim, status, detail)
 
     async def _settle(self, claim: Claim, status: str, detail: dict) -> None:
-        outcome, next_head = await lease.settle(self.store, claim, status, error=detail.get("error"))
+        outcome, next_head = await lease.settle(self.store, claim, status, detail)
         if outcome == "lost":
             log.info("invocation %s: lease lost before settling as %s", claim.record.id, status)
             return
         await self._announce(claim, status, detail, next_head)
 
     async def _announce(self, claim: Claim, status: str, detail: dict, next_head: str) -> None:
-        await self.store.finish_stream(claim.record.id, claim.where, status, detail)
         log.info("invocation %s: %s", claim.record.id, status)
         if next_head:
             await self.store.dispatch_next(next_head)
@@ -139,7 +137,7 @@ class Executor:
         retries = 0
         while True:
             try:
-                await self._run_once(claim, runner, message, response_fields)
+                last, long_running = await self._run_once(claim, runner, message, response_fields)
             except RetryableModelError as exc:
                 retries += 1
                 if retries > self.config.max_model_retries:
@@ -150,10 +148,10 @@ class Executor:
                 await asyncio.sleep(delay * random.uniform(0.8, 1.2))
                 message, response_fields = await self._first_message(claim, runner, interrupted=True)
                 continue
-            status, detail = await self._outcome(claim, runner)
+            status, detail = await self._outcome(claim, runner, last, long_running)
             if status != "parked":
                 return status, detail
-            outcome, next_head = await lease.settle(self.store, claim, "parked")
+            outcome, next_head = await lease.settle(self.store, claim, "parked", detail)
             if outcome == "lost":
                 raise LeaseLost(claim.record.id)
             if outcome == "ok":
@@ -164,8 +162,13 @@ class Executor:
             claim.response_fields = response_field_names(fields)
             message, response_fields = await self._first_message(claim, runner, interrupted=False)
 
-    async def _outcome(self, claim: Claim, runner: Any) -> tuple[str, dict]:
+    async def _outcome(
+        self, claim: Claim, runner: Any, last: Event | None, long_running: bool
+    ) -> tuple[str, dict]:
         record = claim.record
+        if last is not None and not long_running and not record.pending_calls:
+            # Nothing long-running was ever issued: no need to read the history back.
+            return self._final(last)
         session = await runner.session_service.get_session(
             app_name=record.app_name, user_id=record.user_id, session_id=record.session_id)
         from runtime.runners import pending_long_running_calls
@@ -176,7 +179,11 @@ class Executor:
             if not await lease.add_pending(self.store, claim, calls):
                 raise LeaseLost(record.id)
             return "parked", {"pendingCalls": [call.to_json_dict() for call in calls]}
-        last = next((e for e in reversed(session.events) if e.invocation_id == record.id), None)
+        return self._final(next((e for e in reversed(session.events)
+                                 if e.invocation_id == record.id and (e.content is not None or e.error_code)), None))
+
+    @staticmethod
+    def _final(last: Event | None) -> tuple[str, dict]:
         if last is not None and last.error_code:
             error = {"type": "ModelError", "message": f"{last.error_code}: {last.error_message or ''}".strip()}
             return "failed", {"error": error}
@@ -204,7 +211,8 @@ class Executor:
 
     async def _run_once(
         self, claim: Claim, runner: Any, message: types.Content | None, response_fields: list[str]
-    ) -> None:
+    ) -> tuple[Event | None, bool]:
+        """One pass of the Runner; the last committed event and whether a long-running call was issued."""
         record = claim.record
         where = claim.where
         kwargs: dict[str, Any] = {"user_id": record.user_id, "session_id": record.session_id,
@@ -217,19 +225,25 @@ class Executor:
             from runtime.agents.run_config import RunConfig
 
             kwargs["run_config"] = RunConfig.model_validate(record.run_config)
+        last: Event | None = None
+        long_running = False
         async for event in runner.run_async(**kwargs):
             if response_fields:  # the Runner committed the responses before the agent produced anything
                 response_fields = await self._consume(claim, response_fields)
             if event.partial:
                 await streams.publish_event(self.store.redis, where.app, where.user, where.session, record.id, event)
                 continue
+            if event.content is not None or event.error_code:
+                last = event  # not the bookkeeping events (end_of_agent, checkpoints)
             if event.long_running_tool_ids:
+                long_running = True
                 calls = [c for c in event.get_function_calls() if c.id in event.long_running_tool_ids]
                 pending = [self._pending(c, record.park_timeout) for c in calls]
                 if pending and not await lease.add_pending(self.store, claim, pending):
                     raise LeaseLost(record.id)
         if response_fields:
             await self._consume(claim, response_fields)
+        return last, long_running
 
     async def _consume(self, claim: Claim, response_fields: list[str]) -> list[str]:
         if not await lease.consume_responses(self.store, claim, response_fields):

@@ -42,9 +42,8 @@ class WorkerHost:
         log.info("worker %s serving apps %s", self.config.worker_name, sorted(apps))
 
     async def _build(self) -> Executor:
-        from runtime.runners import Runner
-
         from runtime.artifacts.redis_artifact_service import RedisArtifactService
+        from runtime.runners import Runner
 
         from .journal import RedisToolJournal
 
@@ -74,7 +73,6 @@ class WorkerHost:
         held = await lease.heartbeat(self.store, [claim for _, (claim, _) in entries], self.config.lease_ttl_s)
         for (invocation_id, _), ok in zip(entries, held, strict=True):
             if not ok:
-                log.warning("invocation %s: lease lost", invocation_id)
                 self.executor.lease_lost(invocation_id)
 
     async def _reap(self) -> None:

@@ -19,7 +19,7 @@ from runtime.redis_store.lua import LuaScript
 from . import scripts
 from .codec import decode_record, encode_fields, pending_json
 from .record import InvocationRecord, PendingCall
-from .store import InvocationStore, Where
+from .store import InvocationStore, Where, status_data
 
 _ACQUIRE = LuaScript(scripts.ACQUIRE)
 _HEARTBEAT = LuaScript(scripts.HEARTBEAT)
@@ -43,6 +43,8 @@ class Claim:
     token: str
     response_fields: list[str] = field(default_factory=list)
     """The ``r:<seq>`` fields of the responses waiting when the claim was made."""
+    settling: bool = False
+    """Set while the settle script runs: its own lease deletion must not read as a lost lease."""
     interrupted: bool = False
     """True when the previous holder never settled (died, or handed back): history decides what is left to do."""
 
@@ -61,6 +63,7 @@ async def acquire(
         store.record_key(invocation_id, where), keys.session_queue(where.app, where.user, where.session),
         keys.session_lease(where.app, where.user, where.session),
         keys.session_fence(where.app, where.user, where.session),
+        keys.session_stream(where.app, where.user, where.session),
     ], [invocation_id, worker, int(ttl_s * 1000), time.time()])
     if reply[0] != "ok":
         if reply[0] != "held":  # the holder (or the head's settle) is responsible for it now
@@ -121,21 +124,25 @@ SettleOutcome = Literal["ok", "continue", "lost"]
 
 
 async def settle(
-    store: InvocationStore, claim: Claim, status: str, *, error: dict | None = None
+    store: InvocationStore, claim: Claim, status: str, detail: dict | None = None
 ) -> tuple[SettleOutcome, str]:
     """Move to parked/completed/failed, release the lease, pop the queue; returns the outcome and the next head.
 
     ``continue``: parking was refused because responses arrived meanwhile; the lease is still held.
     """
+    claim.settling = True
     now = time.time()
-    values: dict = {"error": error}
+    values: dict = {"error": (detail or {}).get("error")}
     if status != "parked":
         values["finished_at"] = now
+    where = claim.where
     reply = await _SETTLE(store.redis, [
-        store.record_key(claim.record.id, claim.where),
-        keys.session_queue(claim.where.app, claim.where.user, claim.where.session), _lease(claim),
-    ], [claim.token, claim.record.id, status, now, *encode_fields(values)])
+        store.record_key(claim.record.id, where), keys.session_queue(where.app, where.user, where.session),
+        _lease(claim), keys.session_stream(where.app, where.user, where.session),
+        keys.session_active_invocations(where.app, where.user, where.session),
+    ], [claim.token, claim.record.id, status, now, status_data(status, detail), *encode_fields(values)])
     if reply[0] != "ok":
+        claim.settling = reply[0] != "continue"
         return reply[0], ""
     await store.redis.zrem(keys.lease_expiries(), claim.record.id)
     return "ok", reply[1]

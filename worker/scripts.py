@@ -2,19 +2,35 @@
 
 The session lease holds ``<invocation_id>|<fence>``: the fencing token makes a stale holder (paused, partitioned,
 or reaped and superseded under the same invocation id) unable to heartbeat, settle or record anything.
+Every status change XADDs its status entry (``kind``/``inv``/``data`` as in ``runtime.redis_store.streams``) in
+the same script, so a follower never misses the entry that settles an invocation, even if the worker dies.
 """
 
-ENQUEUE = """
--- KEYS: session_meta, record, queue, user_invocations; ARGV: invocation_id, created_at, field, value, ...
-if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
-redis.call('HSET', KEYS[2], unpack(ARGV, 3))
+_STATUS = """
+local function status_entry(stream, invocation_id, data)
+  return redis.call('XADD', stream, '*', 'kind', 'status', 'inv', invocation_id, 'data', data)
+end
+local function entry_ms(entry_id)
+  return tonumber(string.match(entry_id, '^(%d+)'))
+end
+"""
+
+ENQUEUE = _STATUS + """
+-- KEYS: session_meta, record, queue, user_invocations, stream, active
+-- ARGV: invocation_id, created_at, status_data, field, value, ...
+if redis.call('EXISTS', KEYS[1]) == 0 then return {-1} end
+redis.call('HSET', KEYS[2], unpack(ARGV, 4))
 local n = redis.call('RPUSH', KEYS[3], ARGV[1])
 redis.call('ZADD', KEYS[4], ARGV[2], ARGV[1])
-return n
+local entry = status_entry(KEYS[5], ARGV[1], ARGV[3])
+redis.call('HSET', KEYS[2], 'first_entry', entry)
+-- The stream is not trimmed past an invocation that is not final (redis_store.streams' floor).
+redis.call('ZADD', KEYS[6], 'LT', entry_ms(entry), ARGV[1])
+return {n, entry}
 """
 
-ACQUIRE = """
--- KEYS: record, queue, lease, fence; ARGV: invocation_id, worker, lease_ms, now
+ACQUIRE = _STATUS + """
+-- KEYS: record, queue, lease, fence, stream; ARGV: invocation_id, worker, lease_ms, now
 local status = redis.call('HGET', KEYS[1], 'status')
 if not status then return {'gone'} end
 if status ~= 'queued' and status ~= 'running' then return {'settled', status} end
@@ -25,7 +41,8 @@ local fence = redis.call('INCR', KEYS[4])
 local token = ARGV[1] .. '|' .. fence
 redis.call('SET', KEYS[3], token, 'PX', ARGV[3])
 redis.call('HSET', KEYS[1], 'status', 'running', 'worker', ARGV[2], 'updated_at', ARGV[4])
-redis.call('HINCRBY', KEYS[1], 'attempts', 1)
+local attempt = redis.call('HINCRBY', KEYS[1], 'attempts', 1)
+status_entry(KEYS[5], ARGV[1], cjson.encode({status = 'running', detail = {attempt = attempt, worker = ARGV[2]}}))
 return {'ok', token, redis.call('HGETALL', KEYS[1]), status}
 """
 
@@ -54,8 +71,8 @@ redis.call('HINCRBY', KEYS[1], 'waiting', -n)
 return 1
 """
 
-SETTLE = """
--- KEYS: record, queue, lease; ARGV: token, invocation_id, status, now, field, value, ...
+SETTLE = _STATUS + """
+-- KEYS: record, queue, lease, stream, active; ARGV: token, invocation_id, status, now, status_data, field, value, ...
 -- Parking while responses wait keeps the lease: the caller resumes at once ('continue').
 if redis.call('GET', KEYS[3]) ~= ARGV[1] then return {'lost'} end
 if ARGV[3] == 'parked' and tonumber(redis.call('HGET', KEYS[1], 'waiting') or '0') > 0 then
@@ -65,16 +82,18 @@ if ARGV[3] ~= 'parked' then
   for _, field in ipairs(redis.call('HKEYS', KEYS[1])) do
     if string.sub(field, 1, 2) == 'p:' then redis.call('HDEL', KEYS[1], field) end
   end
+  redis.call('ZREM', KEYS[5], ARGV[2])
 end
 redis.call('HSET', KEYS[1], 'status', ARGV[3], 'updated_at', ARGV[4])
-if #ARGV > 4 then redis.call('HSET', KEYS[1], unpack(ARGV, 5)) end
+if #ARGV > 5 then redis.call('HSET', KEYS[1], unpack(ARGV, 6)) end
 redis.call('DEL', KEYS[3])
 redis.call('LREM', KEYS[2], 1, ARGV[2])
+status_entry(KEYS[4], ARGV[2], ARGV[5])
 return {'ok', redis.call('LINDEX', KEYS[2], 0) or ''}
 """
 
-RESPOND = """
--- KEYS: record, queue; ARGV: invocation_id, now, then (call_id, name, will_continue, response_json) * n
+RESPOND = _STATUS + """
+-- KEYS: record, queue, stream; ARGV: invocation_id, now, then (call_id, name, will_continue, response_json) * n
 local status = redis.call('HGET', KEYS[1], 'status')
 if not status then return {'gone'} end
 local finals = {}
@@ -95,13 +114,14 @@ redis.call('HSET', KEYS[1], 'updated_at', ARGV[2])
 if status == 'parked' then
   redis.call('HSET', KEYS[1], 'status', 'queued')
   redis.call('RPUSH', KEYS[2], ARGV[1])
+  status_entry(KEYS[3], ARGV[1], '{"status":"queued","detail":{"resumed":true}}')
   return {'queued', status}
 end
 return {'stored', status}
 """
 
-CANCEL = """
--- KEYS: record, queue, lease, fence; ARGV: invocation_id, now, field, value, ...
+CANCEL = _STATUS + """
+-- KEYS: record, queue, lease, fence, stream, active; ARGV: invocation_id, now, status_data, field, value, ...
 -- Cancelling a running invocation deletes its lease and bumps the fence: its next commit is refused.
 local status = redis.call('HGET', KEYS[1], 'status')
 if not status then return {'gone'} end
@@ -116,7 +136,9 @@ end
 for _, field in ipairs(redis.call('HKEYS', KEYS[1])) do
   if string.sub(field, 1, 2) == 'p:' then redis.call('HDEL', KEYS[1], field) end
 end
-redis.call('HSET', KEYS[1], 'status', 'cancelled', 'updated_at', ARGV[2], unpack(ARGV, 3))
+redis.call('HSET', KEYS[1], 'status', 'cancelled', 'updated_at', ARGV[2], unpack(ARGV, 4))
+redis.call('ZREM', KEYS[6], ARGV[1])
+status_entry(KEYS[5], ARGV[1], ARGV[3])
 local next_head = ''
 if was_head then next_head = redis.call('LINDEX', KEYS[2], 0) or '' end
 return {'ok', status, next_head}

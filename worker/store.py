@@ -74,7 +74,7 @@ class InvocationStore:
     def __init__(self, redis_url: str, *, celery_app: Any | None = None):
         self.redis_url = redis_url
         self.clients = _LoopClients(redis_url)
-        self.dispatcher = Dispatcher(redis_url, celery_app)
+        self.dispatcher = Dispatcher(celery_app)
         self._where: dict[str, Where] = {}
         self._session_service = None
 
@@ -156,35 +156,39 @@ class InvocationStore:
             run_config=_run_config_dict(run_config), time_limit=time_limit, park_timeout=park_timeout,
         )
         where = Where(app=app, user=user, session=session_id)
-        meta = keys.session_meta(app, user, session_id)
-        rkey = self.record_key(record.id, where)
+        script_keys = [
+            keys.session_meta(app, user, session_id), self.record_key(record.id, where),
+            keys.session_queue(app, user, session_id), keys.user_invocations(app, user),
+            keys.session_stream(app, user, session_id), keys.session_active_invocations(app, user, session_id),
+        ]
+        args = [record.id, record.created_at, QUEUED, *encode_record(record)]
         pipe = self.redis.pipeline(transaction=False)
         pipe.hset(keys.invocation_index(), record.id, dumps([app, user, session_id]))
-        pipe.evalsha(_ENQUEUE.sha, 4, meta, rkey, keys.session_queue(app, user, session_id),
-                     keys.user_invocations(app, user), record.id, record.created_at, *encode_record(record))
+        pipe.evalsha(_ENQUEUE.sha, len(script_keys), *script_keys, *args)
+        pipe.zadd(keys.dispatch_due(), {record.id: _ms(time.time() + DISPATCH_GRACE_S)})
+        direct = self.dispatcher.app is None
+        if direct:  # the job rides along; for a missing session the worker drops it as 'gone'
+            self.dispatcher.add(pipe, record.id)
         try:
-            _, length = await pipe.execute()
-        except NoScriptError:  # the script cache is empty (first use, server restart): load it and go again
-            length = await _ENQUEUE(self.redis, [meta, rkey, keys.session_queue(app, user, session_id),
-                                                 keys.user_invocations(app, user)],
-                                    [record.id, record.created_at, *encode_record(record)])
-        if length == -1:
+            reply = (await pipe.execute(raise_on_error=False))[1]
+            if isinstance(reply, NoScriptError):  # first use, or a server restart emptied the script cache
+                reply = await _ENQUEUE(self.redis, script_keys, args)
+                direct = False  # the job that rode along found no record and was dropped: send it again
+            elif isinstance(reply, Exception):
+                raise reply
+        except BaseException:
             await self.redis.hdel(keys.invocation_index(), record.id)
+            raise
+        if reply[0] == -1:
+            pipe = self.redis.pipeline(transaction=False)
+            pipe.hdel(keys.invocation_index(), record.id)
+            pipe.zrem(keys.dispatch_due(), record.id)
+            await pipe.execute()
             raise SessionNotFoundError(f"session {session_id!r} of user {user!r} in app {app!r} does not exist")
         self._where[record.id] = where
-        entry = await streams.publish_status(self.redis, app, user, session_id, record.id, "queued")
-        await self._after_queued(record.id, where, first_entry=entry)
+        if not direct:
+            await self.dispatch_next(record.id)
         return record.id
-
-    async def _after_queued(self, invocation_id: str, where: Where, *, first_entry: str | None = None) -> None:
-        pipe = self.redis.pipeline(transaction=False)
-        if first_entry is not None:
-            pipe.hset(self.record_key(invocation_id, where), "first_entry", first_entry)
-            pipe.zadd(keys.session_active_invocations(where.app, where.user, where.session),
-                      {invocation_id: int(first_entry.split("-", 1)[0])}, lt=True)
-        pipe.zadd(keys.dispatch_due(), {invocation_id: _ms(time.time() + DISPATCH_GRACE_S)})
-        await pipe.execute()
-        self.dispatcher.send(invocation_id)
 
     async def respond(self, invocation_id: str, function_responses: list[Any]) -> InvocationRecord:
         """Validate and store function responses; a parked invocation goes back to queued and is dispatched."""
@@ -203,7 +207,10 @@ class InvocationStore:
         for response in responses:
             args += [response.id, response.name or "", "1" if response.will_continue else "0",
                      dumps(response.model_dump(mode="json", exclude_none=True))]
-        reply = await _RESPOND(self.redis, [rkey, keys.session_queue(where.app, where.user, where.session)], args)
+        reply = await _RESPOND(self.redis, [
+            rkey, keys.session_queue(where.app, where.user, where.session),
+            keys.session_stream(where.app, where.user, where.session),
+        ], args)
         outcome = reply[0]
         if outcome == "gone":
             raise InvocationNotFoundError(f"invocation {invocation_id!r} does not exist")
@@ -218,8 +225,7 @@ class InvocationStore:
         if finals:
             await self.redis.zrem(keys.call_deadlines(), *[f"{invocation_id} {call_id}" for call_id in finals])
         if outcome == "queued":
-            await streams.publish_status(self.redis, where.app, where.user, where.session, invocation_id, "queued")
-            await self._after_queued(invocation_id, where)
+            await self.dispatch_next(invocation_id)
         return await self.get(invocation_id)
 
     async def cancel(self, invocation_id: str, reason: str) -> InvocationRecord:
@@ -232,27 +238,24 @@ class InvocationStore:
             self.record_key(invocation_id, where), keys.session_queue(where.app, where.user, where.session),
             keys.session_lease(where.app, where.user, where.session),
             keys.session_fence(where.app, where.user, where.session),
-        ], [invocation_id, now, *fields])
+            keys.session_stream(where.app, where.user, where.session),
+            keys.session_active_invocations(where.app, where.user, where.session),
+        ], [invocation_id, now, status_data("cancelled", {"reason": reason}), *fields])
         if reply[0] == "gone":
             raise InvocationNotFoundError(f"invocation {invocation_id!r} does not exist")
         if reply[0] == "final":
             raise InvalidTransitionError(f"invocation {invocation_id!r} is already {reply[1]}; it cannot be cancelled")
-        await self.finish_stream(invocation_id, where, "cancelled", {"reason": reason, "from": reply[1]})
         await self.redis.zrem(keys.lease_expiries(), invocation_id)
         if reply[2]:
             await self.dispatch_next(reply[2])
         return await self.get(invocation_id)
 
-    async def finish_stream(self, invocation_id: str, where: Where, status: str, detail: dict) -> None:
-        """Publish a settling status entry and let the stream be trimmed past the invocation."""
-        await streams.publish_status(self.redis, where.app, where.user, where.session, invocation_id, status, detail)
-        if status != "parked":
-            await streams.mark_invocation_settled(self.redis, where.app, where.user, where.session, invocation_id)
-
     async def dispatch_next(self, invocation_id: str) -> None:
-        """Send the run job of a session's new queue head."""
-        await self.redis.zadd(keys.dispatch_due(), {invocation_id: _ms(time.time() + DISPATCH_GRACE_S)})
-        self.dispatcher.send(invocation_id)
+        """Send the run job of a session's new queue head (or of a resumed or reaped invocation)."""
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.zadd(keys.dispatch_due(), {invocation_id: _ms(time.time() + DISPATCH_GRACE_S)})
+        self.dispatcher.add(pipe, invocation_id)
+        await pipe.execute()
 
     # --- following ---
 
@@ -299,8 +302,14 @@ class InvocationStore:
     async def wait(self, invocation_id: str, timeout: float | None) -> InvocationRecord:
         """The record once it is settled; TimeoutError after ``timeout`` seconds."""
         where = await self.locate(invocation_id)
-        cursor = await streams.last_entry_id(self.redis, where.app, where.user, where.session)
-        record = await self.get(invocation_id)
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.xrevrange(keys.session_stream(where.app, where.user, where.session), count=1)
+        pipe.hgetall(self.record_key(invocation_id, where))
+        newest, fields = await pipe.execute()
+        if not fields:
+            raise InvocationNotFoundError(f"invocation {invocation_id!r} does not exist")
+        cursor = newest[0][0] if newest else "0-0"
+        record = decode_record(fields)
         deadline = None if timeout is None else time.monotonic() + timeout
         while not record.settled:
             # Block on the stream (no polling), never past the deadline: XREAD's own timeout ends the wait.
@@ -314,6 +323,14 @@ class InvocationStore:
             if any(e.kind == "status" and e.data.get("status") in SETTLED for e in entries):
                 record = await self.get(invocation_id)
         return record
+
+QUEUED = '{"status":"queued","detail":{}}'
+
+
+def status_data(status: str, detail: dict | None = None) -> str:
+    """The ``data`` field of a status stream entry."""
+    return dumps({"status": status, "detail": detail or {}})
+
 
 def _ms(seconds: float) -> int:
     return int(seconds * 1000)

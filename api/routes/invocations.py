@@ -1,19 +1,15 @@
-"""Queue routes: enqueue, status, SSE of an invocation or a session, function responses, cancel, inbox."""
+"""Queue routes: enqueue, invocation status, function responses, cancel, and the approval inbox."""
 
 from __future__ import annotations
 
-import json
-from collections.abc import AsyncIterator
 from typing import Any, Literal
 
-from fastapi import APIRouter, Body, Depends, Header, Query
-from fastapi.responses import StreamingResponse
+from fastapi import APIRouter, Body, Depends, Query
 
 from runtime.errors import InvocationNotFoundError, RetryableError
 
 from ..auth import Caller
 from ..deps import Services, UserScope, get_caller, get_services, get_settings, user_scope
-from ..errors import error_body
 from ..metrics import Metrics, get_metrics
 from ..schemas import (
     CancelRequest,
@@ -24,8 +20,6 @@ from ..schemas import (
     InvocationOut,
 )
 from ..settings import ApiSettings
-from ..sse import SSE_HEADERS, check_entry_id, entry_frame, frame, with_keepalive
-from .sessions import load_session
 
 router = APIRouter(tags=["invocations"])
 
@@ -104,61 +98,6 @@ async def get_invocation(
 ) -> InvocationOut:
     """Where the invocation stands: status, pending long-running calls (id, name, args), error."""
     return InvocationOut.from_record(await visible_record(services, settings, caller, invocation_id))
-
-
-async def entry_frames(entries: AsyncIterator[Any], metrics: Metrics) -> AsyncIterator[bytes]:
-    """SSE frames of stream entries; a failure after the stream started becomes an ``event: error`` frame."""
-    try:
-        async for entry in entries:
-            metrics.streamed.labels(kind=getattr(entry, "kind", "event")).inc()
-            yield entry_frame(entry)
-    except Exception as exc:
-        yield frame(json.dumps(error_body(exc)), event="error")
-
-
-def sse_response(frames: AsyncIterator[bytes], settings: ApiSettings) -> StreamingResponse:
-    """A text/event-stream response with keepalives."""
-    return StreamingResponse(
-        with_keepalive(frames, settings.sse_keepalive_s), media_type="text/event-stream", headers=SSE_HEADERS
-    )
-
-
-@router.get("/invocations/{invocation_id}/events")
-async def invocation_events(
-    invocation_id: str,
-    after: str | None = Query(default=None, description="resume after this stream entry id"),
-    last_event_id: str | None = Header(default=None, alias="Last-Event-ID"),
-    caller: Caller = Depends(get_caller),
-    settings: ApiSettings = Depends(get_settings),
-    services: Services = Depends(get_services),
-    metrics: Metrics = Depends(get_metrics),
-):
-    """SSE of the invocation's events and status changes; each frame carries its stream entry ``id:``.
-
-    Resumes after ``Last-Event-ID`` (or ``?after=``); ends when the invocation settles.
-    """
-    resume_from = check_entry_id(last_event_id) or check_entry_id(after)
-    await visible_record(services, settings, caller, invocation_id)
-    entries = queue_of(services).events(invocation_id, after=resume_from)
-    return sse_response(entry_frames(entries, metrics), settings)
-
-
-@router.get("/apps/{app_name}/users/{user_id}/sessions/{session_id}/events")
-async def session_events(
-    session_id: str,
-    after: str | None = Query(default=None, description="resume after this stream entry id"),
-    last_event_id: str | None = Header(default=None, alias="Last-Event-ID"),
-    scope: UserScope = Depends(user_scope),
-    settings: ApiSettings = Depends(get_settings),
-    services: Services = Depends(get_services),
-    metrics: Metrics = Depends(get_metrics),
-):
-    """SSE of every event and status change of the session, following new ones until the client leaves."""
-    resume_from = check_entry_id(last_event_id) or check_entry_id(after)
-    queue = queue_of(services)
-    await load_session(services, scope, session_id)
-    entries = queue.session_events(scope.app_name, scope.user_id, session_id, after=resume_from, follow=True)
-    return sse_response(entry_frames(entries, metrics), settings)
 
 
 @router.post("/invocations/{invocation_id}/function-responses", status_code=202)

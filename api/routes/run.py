@@ -28,18 +28,8 @@ class InvocationFailedError(RunError):
     """Raised when the invocation behind a POST /run failed or was cancelled."""
 
 
-class RunTimeoutError(RunError):
+class RunTimeoutError(RunError, TimeoutError):
     """Raised when POST /run waited longer than ``run_timeout_s`` for its invocation to settle."""
-
-
-def status_of(entry: Any) -> dict[str, Any]:
-    """A status entry's payload as a dict."""
-    data = entry.data
-    if isinstance(data, dict):
-        return data
-    if hasattr(data, "model_dump"):
-        return data.model_dump(mode="json", by_alias=True)
-    return json.loads(entry_json(data))
 
 
 def failure_message(status: dict[str, Any]) -> str | None:
@@ -58,12 +48,42 @@ def is_user_input(event: dict[str, Any]) -> bool:
     return event.get("author") == "user"
 
 
-async def _enqueue(body: AgentRunRequest, caller: Caller, settings: ApiSettings, services: Services) -> str:
+async def _start(
+    body: AgentRunRequest, caller: Caller, settings: ApiSettings, services: Services
+) -> tuple[str, str | None]:
+    """Enqueue the message, or, when it answers a parked call, resume that invocation; ``(id, follow after)``.
+
+    An ADK client answers a long-running call by sending the FunctionResponse as the new message; here that
+    resumes the parked invocation under its own id, and the client is sent only what happens after.
+    """
     check_scope(settings, caller, body.app_name, body.user_id)
+    queue = queue_of(services)
+    resumed = await _resume_parked(body, services, queue)
+    if resumed is not None:
+        return resumed
     run_config = {"streaming_mode": "sse"} if body.streaming else None
-    return await queue_of(services).enqueue(
+    invocation_id = await queue.enqueue(
         body.app_name, body.user_id, body.session_id, body.new_message, body.state_delta, run_config
     )
+    return invocation_id, None
+
+
+async def _resume_parked(body: AgentRunRequest, services: Services, queue: Any) -> tuple[str, str] | None:
+    parts = body.new_message.parts or []
+    answers = [part.function_response for part in parts if part.function_response is not None]
+    if not answers or len(answers) != len(parts) or services.redis is None:
+        return None
+    parked = await queue.list_invocations(body.app_name, body.user_id, "parked", session_id=body.session_id)
+    wanted = {answer.id for answer in answers}
+    for record in parked:
+        if wanted <= {call.id for call in record.pending_calls}:
+            from runtime.redis_store.streams import last_entry_id
+
+            after = await last_entry_id(services.redis, body.app_name, body.user_id, body.session_id)
+            responses = [answer.model_dump(mode="json", exclude_none=True) for answer in answers]
+            await queue.respond(record.id, responses)
+            return record.id, after
+    return None
 
 
 @router.post("/run")
@@ -76,13 +96,13 @@ async def run(
 ) -> list[dict[str, Any]]:
     """Run the agent on a new message and answer with the committed events once the invocation settles."""
     started = time.perf_counter()
-    invocation_id = await _enqueue(body, caller, settings, services)
+    invocation_id, after = await _start(body, caller, settings, services)
     events: list[dict[str, Any]] = []
     try:
         async with asyncio.timeout(settings.run_timeout_s):
-            async for entry in queue_of(services).events(invocation_id):
+            async for entry in queue_of(services).events(invocation_id, after=after):
                 if entry.kind == "status":
-                    failure = failure_message(status_of(entry))
+                    failure = failure_message(entry.data)
                     if failure is not None:
                         raise InvocationFailedError(f"invocation {invocation_id!r} ended: {failure}")
                     continue
@@ -100,13 +120,15 @@ async def run(
     return events
 
 
-async def adk_frames(invocation_id: str, services: Services, metrics: Metrics, started: float) -> AsyncIterator[bytes]:
+async def adk_frames(
+    invocation_id: str, after: str | None, services: Services, metrics: Metrics, started: float
+) -> AsyncIterator[bytes]:
     """ADK's /run_sse frames: ``data: <event json>`` per event, ``data: {"error": ...}`` if the run fails."""
     first = True
     try:
-        async for entry in queue_of(services).events(invocation_id):
+        async for entry in queue_of(services).events(invocation_id, after=after):
             if entry.kind == "status":
-                failure = failure_message(status_of(entry))
+                failure = failure_message(entry.data)
                 if failure is not None:
                     yield frame(json.dumps({"error": failure}))
                 continue
@@ -131,8 +153,8 @@ async def run_sse(
 ):
     """Run the agent and stream its events as ADK SSE frames (partial chunks too when ``streaming``)."""
     started = time.perf_counter()
-    invocation_id = await _enqueue(body, caller, settings, services)
-    frames = adk_frames(invocation_id, services, metrics, started)
+    invocation_id, after = await _start(body, caller, settings, services)
+    frames = adk_frames(invocation_id, after, services, metrics, started)
     headers = {**SSE_HEADERS, "X-Invocation-Id": invocation_id}
     return StreamingResponse(
         with_keepalive(frames, settings.sse_keepalive_s), media_type="text/event-stream", headers=headers

@@ -10,7 +10,7 @@ from google.genai import types
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import InvalidAgentTreeError
-from ..events import Event
+from ..events import Event, EventActions
 from . import resume
 from .callback_context import CallbackContext
 from .callbacks import Callbacks, first_answer
@@ -114,8 +114,6 @@ class BaseAgent(BaseModel):
         return None
 
     def _checkpoint(self, ctx: InvocationContext, **actions: Any) -> Event:
-        """An event with no content that records this workflow agent's progress (for resumption)."""
-        from ..events import EventActions
-
+        """An event with no content that records this agent's progress (for resumption)."""
         return Event(invocation_id=ctx.invocation_id, author=self.name, branch=ctx.branch,
                      actions=EventActions(**actions))

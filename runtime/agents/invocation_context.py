@@ -39,6 +39,8 @@ class InvocationRun:
     pending: dict[str, tuple[types.FunctionCall, str | None]] = field(default_factory=dict)
     llm_calls: int = 0
     resumed: bool = False
+    resumable: bool = False
+    """Checkpoint workflow progress and pause on long-running calls (ADK's ResumabilityConfig)."""
     uncommitted: dict[tuple[str, str], Any] = field(default_factory=dict)
     """Tool answers computed but not yet committed, by (invocation_id, call_id); shared across runs of one
     Runner so a resumed run reuses them instead of repeating the side effect."""
@@ -100,7 +102,7 @@ class InvocationContext:
         agent = self.run.agents.get(name)
         if agent is None:
             raise AgentNotFoundError(
-                f"agent {name!r} is not in the agent tree (known: {sorted(self.run.agents)!r})"
+                f"Agent {name!r} not found in the agent tree (known: {sorted(self.run.agents)!r})"
             )
         return agent
 
@@ -112,8 +114,10 @@ class InvocationContext:
             raise LlmCallsLimitExceededError(f"Max number of llm calls limit of `{limit}` exceeded")
 
     def is_paused(self) -> bool:
-        """True when a long-running call issued in this context's branch (or below) awaits its answer."""
-        if not self.run.pending:
+        """True when a long-running call issued in this context's branch (or below) awaits its answer.
+
+        Only resumable runs pause; otherwise (as in ADK without resumability) a workflow goes on."""
+        if not self.run.pending or not self.run.resumable:
             return False
         if self.branch is None:
             return True

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Callable
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from google.genai import types
-from pydantic import PrivateAttr
+from pydantic import BaseModel, PrivateAttr
 
 from ..errors import UsageError
 from ..events import Event
@@ -23,7 +24,8 @@ class LlmAgent(BaseAgent):
     """An agent that asks a model what to do, runs the tools it calls, and may hand over to other agents.
 
     ``model`` is a BaseLlm or a model name (resolved through the registry; inherited from the parent when
-    empty). ``instruction`` is templated from state (``{key}``, ``{key?}``, ``{app:k}``, ``{artifact.f}``) unless
+    empty). ``output_schema`` asks the model for JSON of that shape (stored parsed under ``output_key``);
+    ``input_schema`` shapes the arguments when the agent is used as an AgentTool. ``instruction`` is templated from state (``{key}``, ``{key?}``, ``{app:k}``, ``{artifact.f}``) unless
     it is a callable. ``output_key`` stores the final text in state. ``transfer_to_agent`` is offered when the
     agent has sub-agents or may transfer to its parent or peers.
     """
@@ -37,27 +39,30 @@ class LlmAgent(BaseAgent):
     disallow_transfer_to_peers: bool = False
     include_contents: Literal["default", "none"] = "default"
     output_key: str | None = None
+    input_schema: type[BaseModel] | None = None
+    output_schema: type[BaseModel] | None = None
     before_model_callback: Callbacks = None
     after_model_callback: Callbacks = None
     before_tool_callback: Callbacks = None
     after_tool_callback: Callbacks = None
 
-    _model: BaseLlm | None = PrivateAttr(default=None)
-    _tools_key: tuple | None = PrivateAttr(default=None)
-    _tools: dict[str, Any] = PrivateAttr(default_factory=dict)
-    _declarations: types.Tool | None = PrivateAttr(default=None)
-    _base_config: types.GenerateContentConfig | None = PrivateAttr(default=None)
+    _cache: _Cache = PrivateAttr(default_factory=lambda: _Cache())
+
+    def _c(self) -> _Cache:
+        # Straight to pydantic's private dict: attribute access on private attrs goes through a slow __getattr__.
+        return self.__pydantic_private__["_cache"]
 
     @property
     def canonical_model(self) -> BaseLlm:
         """The model instance this agent calls."""
-        if self._model is None:
-            if isinstance(self.model, BaseLlm):
-                return self.model
+        if isinstance(self.model, BaseLlm):
+            return self.model
+        cache = self._c()
+        if cache.model is None:
             if self.model:
                 from ..models.registry import resolve
 
-                self._model = resolve(self.model)
+                cache.model = resolve(self.model)
             else:
                 parent = self.parent_agent
                 while parent is not None and not isinstance(parent, LlmAgent):
@@ -65,15 +70,16 @@ class LlmAgent(BaseAgent):
                 if parent is None:
                     raise UsageError(f"no model found for agent {self.name!r}: set model= on it or an ancestor")
                 return parent.canonical_model
-        return self._model
+        return cache.model
 
     def base_config(self) -> types.GenerateContentConfig:
         """``generate_content_config`` (or an empty one), copied per request by the flow."""
         if self.generate_content_config is not None:
             return self.generate_content_config
-        if self._base_config is None:
-            self._base_config = types.GenerateContentConfig()
-        return self._base_config
+        cache = self._c()
+        if cache.base_config is None:
+            cache.base_config = types.GenerateContentConfig()
+        return cache.base_config
 
     def transfer_targets(self) -> list[BaseAgent]:
         """The agents this one may transfer to: sub-agents, then parent and peers when allowed."""
@@ -88,19 +94,19 @@ class LlmAgent(BaseAgent):
 
     def tools_dict(self) -> dict[str, Any]:
         """Tools by name (functions wrapped as FunctionTool, transfer_to_agent added when needed)."""
-        self._refresh_tools()
-        return self._tools
+        return self._refresh_tools().tools
 
     def tool_declarations(self) -> tuple[types.Tool | None, dict[str, Any]]:
         """The declarations to send (built once per tool list) and the tools by name."""
-        self._refresh_tools()
-        return self._declarations, self._tools
+        cache = self._refresh_tools()
+        return cache.declarations, cache.tools
 
-    def _refresh_tools(self) -> None:
+    def _refresh_tools(self) -> _Cache:
+        cache = self._c()
         targets = self.transfer_targets()
         key = (tuple(id(tool) for tool in self.tools), tuple(id(target) for target in targets))
-        if key == self._tools_key:
-            return
+        if key == cache.tools_key:
+            return cache
         from ..tools.base_tool import BaseTool
         from ..tools.function_tool import FunctionTool
         from ..tools.transfer_to_agent_tool import transfer_to_agent
@@ -108,24 +114,48 @@ class LlmAgent(BaseAgent):
         tools = [tool if isinstance(tool, BaseTool) else FunctionTool(tool) for tool in self.tools]
         if targets and not any(tool.name == "transfer_to_agent" for tool in tools):
             tools.append(FunctionTool(transfer_to_agent))
-        self._tools = {tool.name: tool for tool in tools}
+        cache.tools = {tool.name: tool for tool in tools}
         declarations = [d for d in (tool._get_declaration() for tool in tools) if d is not None]
-        self._declarations = types.Tool(function_declarations=declarations) if declarations else None
-        self._tools_key = key
+        cache.declarations = types.Tool(function_declarations=declarations) if declarations else None
+        cache.tools_key = key
+        return cache
 
     async def _run_async_impl(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
         from ..flows.llm_flow import run_flow
 
+        last = None
         async for event in run_flow(self, ctx):
             self._save_output(event)
+            last = event
             yield event
+        # An error answer stays the invocation's last word (callers read the outcome from it).
+        failed = last is not None and last.error_code is not None and last.author == self.name
+        if ctx.run.resumable and not ctx.end_invocation and not ctx.is_paused() and not failed:
+            yield self._checkpoint(ctx, end_of_agent=True)
 
     def _save_output(self, event: Event) -> None:
         if not self.output_key or event.author != self.name or not event.is_final_response():
             return
         if event.content and event.content.parts:
             text = "".join(part.text for part in event.content.parts if part.text and not part.thought)
+            if self.output_schema is not None:
+                if not text.strip():
+                    return
+                event.actions.state_delta[self.output_key] = self.output_schema.model_validate_json(
+                    text).model_dump(exclude_none=True)
+                return
             event.actions.state_delta[self.output_key] = text
+
+
+@dataclass
+class _Cache:
+    """What an LlmAgent computes once: its model instance, tools by name, declarations, base config."""
+
+    model: BaseLlm | None = None
+    base_config: types.GenerateContentConfig | None = None
+    tools_key: tuple | None = None
+    tools: dict[str, Any] = field(default_factory=dict)
+    declarations: types.Tool | None = None
 
 
 Agent = LlmAgent

@@ -14,7 +14,8 @@ class LoopAgent(BaseAgent):
     """Runs the sub-agents in order, again and again. An event with ``actions.escalate`` (``exit_loop``) ends
     the loop after the sub-agent that sent it; ``max_iterations=None`` means no bound.
 
-    Checkpoints ``{"current_sub_agent": name, "times_looped": n}`` let a resumed invocation continue mid-loop.
+    In a resumable run, checkpoints ``{"current_sub_agent": name, "times_looped": n}`` let a resumed invocation
+    continue mid-loop.
     """
 
     max_iterations: int | None = None
@@ -34,18 +35,23 @@ class LoopAgent(BaseAgent):
         while not self.max_iterations or times_looped < self.max_iterations:
             for index in range(start, len(self.sub_agents)):
                 sub_agent = self.sub_agents[index]
-                if not (resuming and index == start):
+                # Resuming, the escalation may have been committed before the stop.
+                escalate = resuming and index == start and resume.escalated_since_checkpoint(ctx, self)
+                if ctx.run.resumable and not (resuming and index == start):
                     yield self._checkpoint(
                         ctx, agent_state={"current_sub_agent": sub_agent.name, "times_looped": times_looped}
                     )
                 resuming = False
                 async for event in sub_agent.run_async(ctx):
+                    escalate = escalate or bool(event.actions.escalate)
                     yield event
                 if ctx.is_paused():
                     return
-                if resume.escalated_since_checkpoint(ctx, self):
-                    yield self._checkpoint(ctx, end_of_agent=True)
+                if escalate:
+                    if ctx.run.resumable:
+                        yield self._checkpoint(ctx, end_of_agent=True)
                     return
             start = 0
             times_looped += 1
-        yield self._checkpoint(ctx, end_of_agent=True)
+        if ctx.run.resumable:
+            yield self._checkpoint(ctx, end_of_agent=True)

@@ -26,7 +26,7 @@ class ParallelAgent(BaseAgent):
         if ended:
             ctx.end_invocation = True
             return
-        if state is None:
+        if state is None and ctx.run.resumable:
             yield self._checkpoint(ctx, agent_state={})
         runs = [
             sub_agent.run_async(
@@ -39,7 +39,8 @@ class ParallelAgent(BaseAgent):
                 yield event
         if ctx.is_paused():
             return
-        yield self._checkpoint(ctx, end_of_agent=True)
+        if ctx.run.resumable:
+            yield self._checkpoint(ctx, end_of_agent=True)
 
 
 async def merge(runs: list[AsyncGenerator[Event, None]]) -> AsyncGenerator[Event, None]:

@@ -13,8 +13,8 @@ from .invocation_context import InvocationContext
 class SequentialAgent(BaseAgent):
     """Runs each sub-agent in order, in the same branch. A paused sub-agent pauses the sequence.
 
-    Before each sub-agent it commits a checkpoint ``{"current_sub_agent": name}``; at the end ``end_of_agent``.
-    A resumed invocation continues at the checkpointed sub-agent.
+    In a resumable run it commits a checkpoint ``{"current_sub_agent": name}`` before each sub-agent and
+    ``end_of_agent`` at the end; a resumed invocation continues at the checkpointed sub-agent.
     """
 
     async def _run_async_impl(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
@@ -28,10 +28,11 @@ class SequentialAgent(BaseAgent):
             start, resuming = names.index(state["current_sub_agent"]), True
         for index in range(start, len(self.sub_agents)):
             sub_agent = self.sub_agents[index]
-            if not (resuming and index == start):
+            if ctx.run.resumable and not (resuming and index == start):
                 yield self._checkpoint(ctx, agent_state={"current_sub_agent": sub_agent.name})
             async for event in sub_agent.run_async(ctx):
                 yield event
             if ctx.is_paused():
                 return
-        yield self._checkpoint(ctx, end_of_agent=True)
+        if ctx.run.resumable:
+            yield self._checkpoint(ctx, end_of_agent=True)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from google.genai import types
 
 from ..events import Event
+from . import _fast
 
 CLIENT_CALL_ID_PREFIX = "adk-"
 
@@ -25,10 +26,12 @@ def _is_empty(event: Event) -> bool:
     return not content or not content.role or not content.parts or content.parts[0].text == ""
 
 
-def _foreign(event: Event) -> Event:
-    """Another agent's event, retold to this agent as user-role context."""
+def _foreign(event: Event) -> Event | None:
+    """Another agent's event, retold to this agent as user-role context (None when only thoughts remain)."""
     parts = [types.Part(text="For context:")]
     for part in event.content.parts:
+        if part.thought:
+            continue
         if part.text:
             parts.append(types.Part(text=f"[{event.author}] said: {part.text}"))
         elif part.function_call:
@@ -41,9 +44,11 @@ def _foreign(event: Event) -> Event:
             )
         else:
             parts.append(part)
-    return Event.model_construct(
-        author="user", content=types.Content(role="user", parts=parts), branch=event.branch,
-        timestamp=event.timestamp, actions=event.actions,
+    if len(parts) == 1:
+        return None
+    return _fast.event(
+        author="user", content=_fast.content("user", parts), branch=event.branch, timestamp=event.timestamp,
+        id=event.id, invocation_id=event.invocation_id,
     )
 
 
@@ -134,6 +139,10 @@ def build_contents(events: list[Event], agent_name: str, branch: str | None, cur
     for event in events:
         if _is_empty(event) or not _belongs_to_branch(branch, event):
             continue
-        selected.append(_foreign(event) if event.author not in ("user", agent_name) else event)
+        if event.author not in ("user", agent_name):
+            event = _foreign(event)
+            if event is None:
+                continue
+        selected.append(event)
     selected = _responses_after_calls(_latest_response_next_to_call(selected))
     return [_strip_client_ids(event.content) for event in selected]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import copy
 import logging
 from typing import TYPE_CHECKING, Any
 
@@ -36,9 +37,17 @@ def long_running_ids(calls: list[types.FunctionCall], tools: dict[str, BaseTool]
 
 
 def unknown_tool_error(name: str, tools: dict[str, BaseTool]) -> dict[str, str]:
-    """The answer to a call of a tool the agent does not have."""
-    available = ", ".join(tools) or "(none)"
-    return {"error": f"Tool {name!r} not found. Available tools: {available}"}
+    """The answer to a call of a tool the agent does not have (the reference runtime's wording)."""
+    return {
+        "error": f"Tool '{name}' not found.\nAvailable tools: {', '.join(tools)}\n\nPossible causes:\n"
+        "  1. LLM hallucinated the function name - review agent instruction clarity\n"
+        "  2. Tool not registered - verify agent.tools list\n"
+        "  3. Name mismatch - check for typos\n\n"
+        "Suggested fixes:\n"
+        "  - Review agent instruction to ensure tool usage is clear\n"
+        "  - Verify tool is included in agent.tools list\n"
+        "  - Check for typos in function name"
+    }
 
 
 async def run_calls(
@@ -88,7 +97,7 @@ async def _run_one(
         response: Any = unknown_tool_error(call.name, tools)
     else:
         response = await _journaled(agent, ctx, tool, call, tool_context)
-        if response is None and tool.is_long_running:
+        if tool.is_long_running and not response:  # nothing yet: the client will answer later
             return None, tool_context.actions
     if not isinstance(response, dict):
         response = {"result": response}
@@ -115,15 +124,17 @@ async def _journaled(agent, ctx, tool, call, tool_context) -> Any:
         response: Any = in_doubt_error(tool.name)
     else:
         response = await _invoke(agent, tool, call, tool_context)
-    stored = response if isinstance(response, dict) else (NO_RESPONSE if response is None and
-                                                          tool.is_long_running else {"result": response})
+    if tool.is_long_running and not response:
+        stored = NO_RESPONSE
+    else:
+        stored = response if isinstance(response, dict) else {"result": response}
     await journal.complete(ctx.invocation_id, call.id, stored)
     return response
 
 
 async def _invoke(agent, tool, call, tool_context) -> Any:
     """Callbacks around the tool; a crash becomes an error answer the model can react to."""
-    args = dict(call.args or {})
+    args = copy.deepcopy(call.args) if call.args else {}  # the committed call must not change under the tool
     response = await first_answer(agent.before_tool_callback, tool=tool, args=args, tool_context=tool_context)
     if response is None:
         try:

@@ -9,7 +9,7 @@ from ..agents.callback_context import CallbackContext
 from ..agents.callbacks import first_answer
 from ..agents.run_config import StreamingMode
 from ..errors import ModelError
-from ..events import Event
+from ..events import Event, EventActions
 from ..models.llm_request import LlmRequest
 from ..models.llm_response import LlmResponse
 from . import _fast, functions, resume_plan
@@ -25,9 +25,11 @@ async def run_flow(agent: LlmAgent, ctx: InvocationContext) -> AsyncGenerator[Ev
     """Run ``agent`` until it gives a final answer, transfers, or pauses on a long-running call."""
     if ctx.run.resumed:
         plan = resume_plan.plan(agent, ctx)
-        if plan.kind == "done":
-            ctx.end_invocation = True
+        if plan.kind == "done" or (plan.kind == "finished" and not ctx.run.resumable):
+            ctx.end_invocation = True  # nothing left, not even the after-agent callback
             return
+        if plan.kind == "finished":
+            return  # the agent still commits its end_of_agent (and runs its after-agent callback)
         if plan.kind == "paused":
             return
         if plan.kind == "transfer":
@@ -39,7 +41,7 @@ async def run_flow(agent: LlmAgent, ctx: InvocationContext) -> AsyncGenerator[Ev
             async for event in _answer_calls(agent, ctx, plan.calls, agent.tools_dict()):
                 last = event
                 yield event
-            if last is not None and last.is_final_response():
+            if last is None or last.is_final_response():  # None: only long-running calls, still unanswered
                 return
     while True:
         last = None
@@ -53,6 +55,9 @@ async def run_flow(agent: LlmAgent, ctx: InvocationContext) -> AsyncGenerator[Ev
 async def build_request(agent: LlmAgent, ctx: InvocationContext) -> LlmRequest:
     """Instruction, tools and conversation for the next model call."""
     config = agent.base_config().model_copy()
+    if agent.output_schema is not None:
+        config.response_schema = agent.output_schema
+        config.response_mime_type = "application/json"
     config.system_instruction = await system_instruction(agent, ctx, agent.transfer_targets())
     declarations, tools = agent.tool_declarations()
     if declarations is not None:
@@ -111,7 +116,8 @@ def _to_event(template: Event, response: LlmResponse, request: LlmRequest) -> Ev
         invocation_id=template.invocation_id,
         author=template.author,
         branch=template.branch,
-        actions=template.actions,
+        # each event gets a snapshot of what the model callbacks recorded so far (usually nothing)
+        actions=EventActions() if template.actions.is_empty() else template.actions.model_copy(deep=True),
         **{name: getattr(response, name) for name in _RESPONSE_FIELDS if getattr(response, name) is not None},
     )
     calls = event.get_function_calls()

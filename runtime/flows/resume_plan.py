@@ -19,7 +19,8 @@ if TYPE_CHECKING:
 class ResumePlan:
     """What to do next: start afresh, call the model, run unanswered calls, hand over, wait, or nothing."""
 
-    kind: Literal["start", "call_model", "run_calls", "transfer", "paused", "done"]
+    kind: Literal["start", "call_model", "run_calls", "transfer", "paused", "finished", "done"]
+    """``finished``: its final answer is committed but not its ``end_of_agent``; ``done``: both are."""
     calls: list[types.FunctionCall] = field(default_factory=list)
     target: str = ""
 
@@ -39,6 +40,8 @@ def plan(agent: LlmAgent, ctx: InvocationContext) -> ResumePlan:
             if ids and ids <= my_calls:
                 mine.append(event)
                 answered.update(ids)
+    if any(event.actions.end_of_agent for event in mine if event.author == agent.name):
+        return ResumePlan(kind="done")
     with_content = [event for event in mine if event.content is not None]
     if not with_content:
         return ResumePlan(kind="call_model" if mine else "start")
@@ -52,6 +55,6 @@ def plan(agent: LlmAgent, ctx: InvocationContext) -> ResumePlan:
         return ResumePlan(kind="paused" if ctx.is_paused() else "call_model")
     if last.get_function_responses():
         if last.author == agent.name and last.actions.skip_summarization:
-            return ResumePlan(kind="done")
+            return ResumePlan(kind="finished")
         return ResumePlan(kind="call_model")
-    return ResumePlan(kind="paused" if ctx.is_paused() else "done")
+    return ResumePlan(kind="paused" if ctx.is_paused() else "finished")

@@ -8,11 +8,13 @@ import os
 from collections.abc import AsyncGenerator
 
 from google import genai
+from google.auth.exceptions import DefaultCredentialsError
 from google.genai import errors, types
 from pydantic import Field, PrivateAttr
 
 from ..errors import ModelNotConfiguredError, RetryableModelError
 from .base_llm import BaseLlm
+from .client_cache import PerLoopCache
 from .llm_request import LlmRequest
 from .llm_response import LlmResponse
 from .stream_aggregator import StreamAggregator
@@ -63,7 +65,7 @@ class Gemini(BaseLlm):
     """More client options (headers, timeout, async_client_args, ...); without ``retry_options`` the client makes
     a single attempt, because the worker retries RetryableModelError with its own backoff."""
 
-    _clients: _ClientCache = PrivateAttr(default_factory=lambda: _ClientCache())
+    _clients: PerLoopCache[genai.Client] = PrivateAttr(default_factory=PerLoopCache)
 
     @classmethod
     def supported_models(cls) -> list[str]:
@@ -75,18 +77,19 @@ class Gemini(BaseLlm):
 
     @property
     def api_client(self) -> genai.Client:
-        """The google-genai client, created on first use and once per event loop.
+        """The google-genai client of the running event loop, created on first use.
 
-        httpx pools connections per event loop, so a client made under one loop must not serve another.
+        One client per loop: httpx connection pools belong to the loop that opened them, and a worker may run
+        several loops (one per thread) sharing this instance through an agent.
         """
         try:
             loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
         except RuntimeError:
             loop = None
-        cache = self._clients
-        if cache.client is None or (loop is not None and cache.loop is not loop):
-            cache.client, cache.loop = self._make_client(), loop
-        return cache.client
+        client = self._clients.get(loop)
+        if client is None:
+            client = self._clients.put(loop, self._make_client())
+        return client
 
     def _make_client(self) -> genai.Client:
         options = self.http_options.model_copy() if self.http_options else types.HttpOptions()
@@ -120,27 +123,12 @@ class Gemini(BaseLlm):
             yield aggregator.close()
         except errors.APIError as exc:
             yield _error_response(model, exc)
+        except DefaultCredentialsError as exc:  # Vertex AI looks for credentials only when it first sends
+            raise ModelNotConfiguredError(f"no Google Cloud credentials for Gemini model {model!r}: {exc}") from exc
         except _TRANSPORT_ERRORS as exc:
             raise RetryableModelError(
                 f"Gemini model {model!r} unreachable: {type(exc).__name__}: {exc}", code="UNAVAILABLE"
             ) from exc
-
-
-class _ClientCache:
-    """Holds the client and the loop it belongs to; copies start empty because a client owns sockets."""
-
-    def __init__(self) -> None:
-        self.client: genai.Client | None = None
-        self.loop: asyncio.AbstractEventLoop | None = None
-
-    def __copy__(self) -> _ClientCache:
-        return _ClientCache()
-
-    def __deepcopy__(self, memo: dict) -> _ClientCache:
-        return _ClientCache()
-
-    def __reduce__(self):
-        return (_ClientCache, ())
 
 
 def _error_response(model: str, exc: errors.APIError) -> LlmResponse:

@@ -12,17 +12,23 @@ import weakref
 import redis.asyncio as aioredis
 
 from ..errors import UsageError
+from .mux import MuxConnection
+
+MAX_CONNECTIONS = 1024
+"""Connections per loop and URL; commands beyond this many in flight wait for one to free up."""
 
 
 class LoopClients:
     """Hands out the client for the running loop, creating it from ``url`` on first use."""
 
-    def __init__(self, url: str | None, client=None):
+    def __init__(self, url: str | None, client=None, *, max_connections: int = MAX_CONNECTIONS):
         if url is None and client is None:
             raise UsageError("a Redis-backed service needs a url (redis://...) or a client")
         self._url = url
         self._fixed = client
+        self._max_connections = max_connections
         self._by_loop: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        self._mux_by_loop: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
     @property
     def is_cluster(self) -> bool:
@@ -36,18 +42,36 @@ class LoopClients:
         loop = asyncio.get_running_loop()
         client = self._by_loop.get(loop)
         if client is None:
-            # No socket timeout: blocking stream reads wait longer than any fixed timeout, and asyncio's
-            # wait_for around every reply costs a third of a command's client CPU.
-            client = aioredis.Redis.from_url(
-                self._url, decode_responses=True, socket_timeout=None, socket_connect_timeout=5
+            # A blocking pool: past max_connections a command waits for a free connection instead of failing
+            # (redis-py's default pool raises MaxConnectionsError at 100 concurrent commands). No socket timeout:
+            # blocking stream reads wait longer than any fixed timeout, and asyncio's wait_for around every
+            # reply costs a third of a command's client CPU.
+            pool = aioredis.BlockingConnectionPool.from_url(
+                self._url, decode_responses=True, max_connections=self._max_connections, timeout=None,
+                socket_timeout=None, socket_connect_timeout=5,
             )
+            client = aioredis.Redis.from_pool(pool)
             self._by_loop[loop] = client
         return client
 
+    def mux(self):
+        """The pipelined connection for the running loop's non-blocking scripts (the fixed client if one was given)."""
+        if self._fixed is not None or not MuxConnection.supports(self._url):
+            return self.get()
+        loop = asyncio.get_running_loop()
+        mux = self._mux_by_loop.get(loop)
+        if mux is None:
+            mux = self._mux_by_loop[loop] = MuxConnection(self._url)
+        return mux
+
     async def aclose(self) -> None:
-        """Close the running loop's own client (a client handed in belongs to the caller)."""
+        """Close the running loop's own connections (a client handed in belongs to the caller)."""
         if self._fixed is not None:
             return
-        client = self._by_loop.pop(asyncio.get_running_loop(), None)
+        loop = asyncio.get_running_loop()
+        mux = self._mux_by_loop.pop(loop, None)
+        if mux is not None:
+            await mux.aclose()
+        client = self._by_loop.pop(loop, None)
         if client is not None:
             await client.aclose()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 
+from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import NoScriptError
 
 
@@ -15,7 +16,16 @@ class LuaScript:
         self.source = source
         self.sha = hashlib.sha1(source.encode()).hexdigest()
 
-    async def __call__(self, client, keys: Sequence[str], args: Sequence) -> object:
+    async def __call__(self, client, keys: Sequence[str], args: Sequence, *, retry: bool = False) -> object:
+        """Run the script; with ``retry`` (for scripts safe to run twice), once more after a dropped connection."""
+        try:
+            return await self._run(client, keys, args)
+        except RedisConnectionError:
+            if not retry:
+                raise
+            return await self._run(client, keys, args)
+
+    async def _run(self, client, keys: Sequence[str], args: Sequence) -> object:
         try:
             return await client.evalsha(self.sha, len(keys), *keys, *args)
         except NoScriptError:

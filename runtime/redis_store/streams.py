@@ -15,18 +15,21 @@ scored by the millisecond part of their first entry id; the worker adds an invoc
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import AsyncIterator
 from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from ..errors import UsageError
 from ..events import Event
 from . import keys
 from .codec import text
 from .scripts import PUBLISH_ENTRY
 
 DEFAULT_STREAM_MAXLEN = 10_000
+_ENTRY_ID = re.compile(r"\d{1,20}-\d{1,20}")
 SETTLED_STATUSES = frozenset({"parked", "completed", "failed", "cancelled"})
 
 
@@ -123,6 +126,9 @@ async def read_page(
     *, invocation_id: str | None = None, block_ms: int | None = None, count: int = 100,
 ) -> tuple[list[StreamEntry], str]:
     """Like ``read_stream``, and also the id scanned up to: resume from it to skip other invocations' entries."""
+    after = text(after)
+    if not _ENTRY_ID.fullmatch(after):
+        raise UsageError(f"stream entry id {after!r} is not of the form '<milliseconds>-<sequence>'")
     stream = keys.session_stream(app, user, sid)
     cursor = after
     deadline = None if not block_ms else time.monotonic() + block_ms / 1000

@@ -3,8 +3,10 @@
 Layout (see ``runtime/redis_store/keys.py``): a meta hash (version, clock), a session-state hash, a user-state
 hash, an events list with a sorted set of timestamps beside it, and the session's stream. The commit script
 checks the fencing token and the writer's version, appends, applies the delta by prefix, bumps the version
-and XADDs to the stream, all or nothing. On Redis Cluster ``app:`` state lives under another hash tag, so an
-event carrying an ``app:`` delta takes a second trip (after the commit); on one node it rides along.
+and XADDs to the stream, all or nothing; a commit re-sent after a lost reply is recognised, not doubled.
+On Redis Cluster ``app:`` state lives under another hash tag, so an event carrying an ``app:`` delta takes a
+second trip (after the commit); on one node it rides along. The scripts go over one pipelined connection per
+event loop (``redis_store/mux.py``); list and delete use redis-py.
 """
 
 from __future__ import annotations
@@ -49,7 +51,7 @@ class RedisSessionService(BaseSessionService):
         self._locks: dict[tuple, list] = {}
 
     async def aclose(self) -> None:
-        """Close the connection pool this service opened for the running loop."""
+        """Close the connections this service opened for the running loop."""
         await self._clients.aclose()
 
     async def create_session(
@@ -63,7 +65,7 @@ class RedisSessionService(BaseSessionService):
         args = [session_id, app_name, user_id, repr(now), *encode_pairs(scopes["session"]),
                 *encode_pairs(scopes["user"]), *encode_pairs({} if self._app_apart else scopes["app"])]
         client = self._clients.get()
-        created = await CREATE_SESSION(client, script_keys, args)
+        created = await CREATE_SESSION(self._clients.mux(), script_keys, args)
         if not created:
             raise SessionExistsError(f"session {session_id!r} already exists for app {app_name!r}, user {user_id!r}")
         user_state, app_state = created
@@ -84,7 +86,8 @@ class RedisSessionService(BaseSessionService):
         recent = (config.num_recent_events or 0) if config else 0
         after = config.after_timestamp if config else None
         client = self._clients.get()
-        reply = await READ_SESSION(client, script_keys, [recent, "" if after is None else repr(after)])
+        reply = await READ_SESSION(self._clients.mux(), script_keys, [recent, "" if after is None else repr(after)],
+                                   retry=True)
         if reply is None:
             return None
         meta, session_state, user_state, app_state, raw_events = reply
@@ -155,8 +158,8 @@ class RedisSessionService(BaseSessionService):
         args = [session.version, "" if fence is None else str(fence), event.to_json(), repr(event.timestamp),
                 event.invocation_id, *self._trim, *encode_pairs(scopes["session"]), *encode_pairs(scopes["user"]),
                 *encode_pairs({} if self._app_apart else scopes["app"])]
-        client = self._clients.get()
-        reply = await COMMIT_EVENT(client, script_keys, args)
+        # Retrying is safe: a commit that landed before its reply was lost is recognised and not repeated.
+        reply = await COMMIT_EVENT(self._clients.mux(), script_keys, args, retry=True)
         outcome = text(reply[0])
         if outcome == "fenced":
             raise FencedOutError(
@@ -168,7 +171,7 @@ class RedisSessionService(BaseSessionService):
                 "reload it with get_session"
             )
         if outcome == "ok" and self._app_apart and scopes["app"]:
-            await client.hset(keys.app_state(app), mapping=json_mapping(scopes["app"]))
+            await self._clients.get().hset(keys.app_state(app), mapping=json_mapping(scopes["app"]))
         # 'missing': the session was deleted (or never stored); like ADK, only the live object changes.
         self._apply_to_live_session(session, event)
         if outcome == "ok":

@@ -27,6 +27,13 @@ class AgentTool(BaseTool):
         self._declaration: types.FunctionDeclaration | None = None
 
     def _get_declaration(self) -> types.FunctionDeclaration:
+        schema = getattr(self.agent, "input_schema", None)
+        if self._declaration is None and schema is not None:
+            from ._schema import schema_for
+
+            self._declaration = types.FunctionDeclaration(
+                name=self.name, description=self.agent.description or None, parameters=schema_for(schema)
+            )
         if self._declaration is None:
             self._declaration = types.FunctionDeclaration(
                 name=self.name,
@@ -46,7 +53,10 @@ class AgentTool(BaseTool):
 
         if self.skip_summarization:
             tool_context.actions.skip_summarization = True
-        request = args.get("request")
+        if getattr(self.agent, "input_schema", None) is not None:
+            request = self.agent.input_schema.model_validate(args).model_dump_json(exclude_none=True)
+        else:
+            request = args.get("request")
         if request is None:
             request = "" if not args else str(args if len(args) > 1 else next(iter(args.values())))
         message = types.Content(role="user", parts=[types.Part(text=str(request))])
@@ -72,7 +82,11 @@ class AgentTool(BaseTool):
                 last = event
         if last is None or not last.content or not last.content.parts:
             return ""
-        return "\n".join(p.text for p in last.content.parts if p.text and not p.thought)
+        text = "\n".join(p.text for p in last.content.parts if p.text and not p.thought)
+        schema = getattr(self.agent, "output_schema", None)
+        if schema is not None and text.strip():
+            return schema.model_validate_json(text).model_dump(exclude_none=True)
+        return text
 
 
 def _persistable(state: dict[str, Any]) -> dict[str, Any]:

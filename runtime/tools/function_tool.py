@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import typing
 from typing import Any
@@ -11,6 +10,7 @@ import pydantic
 from google.genai import types
 
 from . import _schema
+from ._off_loop import run_off_loop
 from .base_tool import BaseTool
 from .tool_context import ToolContext
 
@@ -66,7 +66,7 @@ class FunctionTool(BaseTool):
             call_args["tool_context"] = tool_context
         if self._is_async:
             return await self.func(**call_args)
-        result = await asyncio.to_thread(self.func, **call_args)
+        result = await run_off_loop(self.func, **call_args)
         if inspect.isawaitable(result):  # a sync wrapper returning a coroutine
             result = await result
         return result

@@ -97,3 +97,18 @@ def test_keys_json_that_is_not_an_object_is_refused():
     with pytest.raises(UsageError) as caught:
         load_keys(keys_json="[1, 2]")
     assert str(caught.value) == "AGENTQ_API_KEYS must be a JSON object of key -> {users, apps}"
+
+
+def test_the_start_log_says_when_only_loopback_clients_are_served(open_app, keyed_app, caplog):
+    from fastapi.testclient import TestClient
+
+    caplog.set_level("INFO", logger="agentq.api")
+    with TestClient(open_app):
+        pass
+    with TestClient(keyed_app):
+        pass
+    lines = [record.getMessage() for record in caplog.records if "key" in record.getMessage()]
+    assert lines == [
+        "agentq api: no API keys configured; serving loopback clients only",
+        "agentq api: 2 bearer key(s) configured",
+    ]

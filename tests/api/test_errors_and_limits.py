@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from api.errors import status_for
+from api.routes.run import RunTimeoutError
 from runtime import errors
 
 from .conftest import make_client
@@ -62,9 +63,10 @@ def test_error_classes_map_to_their_status_codes():
         errors.CallNotPendingError("m"),
         errors.LeaseUnavailableError("m"),
         errors.ModelError("m"),
+        RunTimeoutError("m"),
         RuntimeError("m"),
     ]
-    assert [status_for(exc) for exc in cases] == [400, 413, 404, 409, 503, 502, 500]
+    assert [status_for(exc) for exc in cases] == [400, 413, 404, 409, 503, 502, 504, 500]
 
 
 async def test_metrics_count_requests_by_route_template(open_app):

@@ -162,3 +162,14 @@ async def test_metrics_report_invocations_by_status_and_queue_depth(queue_app):
     assert 'agentq_invocations{status="queued"} 1.0' in text
     assert 'agentq_invocations{status="cancelled"} 1.0' in text
     assert 'agentq_queue_depth{queue="agentq"}' in text
+
+
+async def test_a_session_created_with_seed_events_on_redis_returns_them(queue_app):
+    seed = {"author": "user", "invocationId": "e-seed", "id": "ev1", "timestamp": 1.0,
+            "content": {"role": "user", "parts": [{"text": "earlier"}]}, "actions": {"stateDelta": {"k": 1}}}
+    async with make_client(queue_app, key=ALICE_KEY) as http:
+        created = await http.post("/apps/weather/users/alice/sessions", json={"sessionId": "seeded", "events": [seed]})
+        fetched = await http.get("/apps/weather/users/alice/sessions/seeded")
+    assert created.status_code == 200, created.text
+    body = fetched.json()
+    assert ([e["id"] for e in body["events"]], body["state"]) == (["ev1"], {"k": 1})

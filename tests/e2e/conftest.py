@@ -7,7 +7,8 @@ import json
 import httpx
 import pytest
 
-from agentq.demo import EXAMPLE_APPS, LocalStack
+from agentq.demo import EXAMPLE_APPS
+from agentq.local_stack import LocalStack
 
 ALICE_KEY = "e2e-alice-key"
 BOB_KEY = "e2e-bob-key-2"

@@ -122,3 +122,30 @@ async def test_a_client_disconnect_does_not_cancel_the_invocation(stack):
                 break
             await asyncio.sleep(0.05)
     assert status["status"] == "completed"
+
+
+async def test_the_session_stream_carries_both_invocations_in_order_and_resumes_by_id(stack):
+    async with client(stack, ALICE_KEY) as http:
+        session_id = await _session(http)
+        first = await _enqueue(http, session_id, "Please reimburse $10 for coffee.")
+        second = await _enqueue(http, session_id, "Please reimburse $20 for a cab.")
+        url = f"/apps/reimbursement/users/alice/sessions/{session_id}/events"
+        frames = []
+        async with http.stream("GET", url) as response:
+            async for frame in read_frames(response):
+                frames.append(frame)
+                if frame.event == "status" and frame.data["status"] == "completed" and len(
+                    [f for f in frames if f.event == "status" and f.data["status"] == "completed"]
+                ) == 2:
+                    break  # the session stream never ends by itself
+        resumed = []
+        async with http.stream("GET", url, headers={"Last-Event-ID": frames[3].id}) as response:
+            async for frame in read_frames(response):
+                resumed.append(frame)
+                if frame.id == frames[-1].id:
+                    break
+    completed = [f for f in frames if f.event == "status" and f.data["status"] == "completed"]
+    owners = [f.data.get("invocationId") for f in frames if f.event == "message"]
+    assert owners == sorted(owners, key=[first, second].index)  # all of the first before any of the second
+    assert set(owners) == {first, second} and len(completed) == 2
+    assert [f.id for f in resumed] == [f.id for f in frames[4:]]

@@ -199,7 +199,13 @@ async def test_calling_an_unknown_tool_answers_the_model_with_the_available_tool
 
     _, _, events = await _run_tool(known, call("unknown_tool"), "oops")
     assert events[1].get_function_responses()[0].response == {
-        "error": "Tool 'unknown_tool' not found. Available tools: known"
+        "error": "Tool 'unknown_tool' not found.\nAvailable tools: known\n\nPossible causes:\n"
+        "  1. LLM hallucinated the function name - review agent instruction clarity\n"
+        "  2. Tool not registered - verify agent.tools list\n"
+        "  3. Name mismatch - check for typos\n\nSuggested fixes:\n"
+        "  - Review agent instruction to ensure tool usage is clear\n"
+        "  - Verify tool is included in agent.tools list\n"
+        "  - Check for typos in function name"
     }
     assert events[2].text() == "oops"
 
@@ -256,3 +262,20 @@ async def test_a_plain_function_in_tools_is_wrapped_as_a_function_tool():
     tool = agent.tools_dict()["hello"]
     assert (type(tool).__name__, tool.name, tool.description, tool.idempotent) == (
         "FunctionTool", "hello", "Say hello.", False)
+
+
+async def test_sync_tools_called_in_one_turn_run_at_the_same_time_in_threads():
+    barrier = threading.Barrier(2, timeout=10)  # passes only if both tools are inside it at once
+
+    def left() -> str:
+        """Left."""
+        barrier.wait()
+        return "left"
+
+    def right() -> str:
+        """Right."""
+        barrier.wait()
+        return "right"
+
+    _, _, events = await _run_tool(None, [call("left"), call("right")], "both", tools=[left, right])
+    assert [r.response for r in events[1].get_function_responses()] == [{"result": "left"}, {"result": "right"}]

@@ -268,21 +268,41 @@ async def test_missing_credentials_raise_model_not_configured(monkeypatch):
     for name in ("GOOGLE_API_KEY", "GEMINI_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_CLOUD_PROJECT"):
         monkeypatch.delenv(name, raising=False)
 
+    llm = Gemini()  # the client is made lazily, so constructing needs no credentials
+
     with pytest.raises(ModelNotConfiguredError, match="'gemini-2.5-flash'"):
-        await collect(Gemini(), user_request())
+        await collect(llm, user_request())
 
 
-def test_the_client_is_made_lazily_once_per_event_loop(gemini):
-    async def client_ids() -> tuple[int, int]:
-        return id(gemini.api_client), id(gemini.api_client)
+async def test_vertex_ai_without_cloud_credentials_raises_model_not_configured(monkeypatch, tmp_path):
+    for name in ("GOOGLE_API_KEY", "GEMINI_API_KEY", "GOOGLE_APPLICATION_CREDENTIALS"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("GOOGLE_GENAI_USE_VERTEXAI", "1")
+    monkeypatch.setenv("GOOGLE_CLOUD_PROJECT", "p1")
+    monkeypatch.setenv("GOOGLE_CLOUD_LOCATION", "us-central1")
+    monkeypatch.setenv("CLOUDSDK_CONFIG", str(tmp_path))  # no gcloud login on this machine or any other
+    # Nor a metadata server to ask (google.auth reads NO_GCE_CHECK once, at import).
+    monkeypatch.setattr("google.auth.compute_engine._metadata._NO_GCE_CHECK", True)
 
-    assert gemini._clients.client is None
-    first_a, first_b = asyncio.run(client_ids())
-    first_client = gemini._clients.client
-    second_a, _ = asyncio.run(client_ids())
+    with pytest.raises(ModelNotConfiguredError, match="no Google Cloud credentials for Gemini model 'gemini-2.5-pro'"):
+        await collect(Gemini(model="gemini-2.5-pro"), user_request())
 
-    assert first_a == first_b
-    assert gemini._clients.client is not first_client and second_a == id(gemini._clients.client)
+
+def test_each_event_loop_gets_its_own_client_made_on_first_use(gemini):
+    async def client() -> object:
+        return gemini.api_client
+
+    first_loop, second_loop = asyncio.new_event_loop(), asyncio.new_event_loop()
+    try:
+        assert len(gemini._clients) == 0
+        first = first_loop.run_until_complete(client())
+        second = second_loop.run_until_complete(client())
+        first_again = first_loop.run_until_complete(client())
+    finally:
+        first_loop.close()
+        second_loop.close()
+
+    assert (first_again is first, second is first, len(gemini._clients)) == (True, False, 2)
 
 
 def test_copying_a_gemini_leaves_the_client_behind(gemini):
@@ -290,7 +310,7 @@ def test_copying_a_gemini_leaves_the_client_behind(gemini):
 
     copied = copy.deepcopy(gemini)
 
-    assert (copied.model, copied.base_url, copied._clients.client) == ("gemini-2.5-flash", gemini.base_url, None)
+    assert (copied.model, copied.base_url, len(copied._clients)) == ("gemini-2.5-flash", gemini.base_url, 0)
     assert gemini.api_client is client
 
 
@@ -355,7 +375,8 @@ async def test_the_client_reports_calls_to_python_tools_instead_of_running_them(
 async def test_thought_signatures_survive_streaming_and_go_back_to_the_model(fake, gemini):
     signed_call = {"functionCall": {"name": "get_weather", "args": {"city": "Paris"}}, "thoughtSignature": "c2lnbmVk"}
     fake.add(
-        stream_reply(response([{"text": "Checking.", "thoughtSignature": "dGV4dA=="}], finish_reason=None, usage=None),
+        stream_reply(response([{"text": "Check"}], finish_reason=None, usage=None),
+                     response([{"text": "ing.", "thoughtSignature": "dGV4dA=="}], finish_reason=None, usage=None),
                      response([signed_call])),
         text_response("Sunny."),
     )

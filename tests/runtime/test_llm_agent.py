@@ -200,3 +200,51 @@ async def test_model_may_be_inherited_from_the_parent_agent():
     child = LlmAgent(name="child")
     parent = LlmAgent(name="parent", model=ScriptedLlm(turns=["x"]), sub_agents=[child])
     assert child.canonical_model is parent.canonical_model
+
+
+async def test_output_schema_requests_json_and_stores_the_parsed_answer():
+    import pydantic
+
+    class Verdict(pydantic.BaseModel):
+        ok: bool
+        reason: str
+
+    model, requests = recording_model('{"ok": true, "reason": "fine"}')
+    agent = LlmAgent(name="a", model=model, output_schema=Verdict, output_key="verdict")
+    runner = InMemoryRunner(agent=agent, app_name="app")
+    session = await new_session(runner)
+    events = await run(runner, session, user_text("judge"))
+    assert (requests[0].config.response_schema, requests[0].config.response_mime_type) == (
+        Verdict, "application/json")
+    assert events[-1].actions.state_delta == {"verdict": {"ok": True, "reason": "fine"}}
+
+
+async def test_an_async_instruction_provider_and_the_roots_global_instruction_are_used():
+    async def provider(ctx):
+        return f"Serve {ctx.state['who']}."
+
+    model, requests = recording_model()
+    child = LlmAgent(name="child", model=model, instruction=provider, disallow_transfer_to_parent=True,
+                     disallow_transfer_to_peers=True)
+    root = LlmAgent(name="root", model=ScriptedLlm(turns=[call("transfer_to_agent", agent_name="child")]),
+                    global_instruction="Be brief.", sub_agents=[child])
+    runner = InMemoryRunner(agent=root, app_name="app")
+    session = await new_session(runner, state={"who": "Ada"})
+    await run(runner, session, user_text("hi"))
+    assert requests[0].config.system_instruction == (
+        'Be brief.\n\nServe Ada.\n\nYou are an agent. Your internal name is "child".'
+    )
+
+
+async def test_a_model_error_is_an_error_event_and_stays_the_last_event_of_a_resumable_run():
+    from runtime.errors import ModelError
+
+    def broken(request):
+        raise ModelError("400 invalid argument", code="400")
+
+    runner = InMemoryRunner(agent=LlmAgent(name="a", model=ScriptedLlm(responder=broken)), app_name="app",
+                            resumable=True)
+    session = await new_session(runner)
+    events = await run(runner, session, user_text("hi"))
+    assert [(e.error_code, e.error_message, e.is_final_response()) for e in events] == [
+        ("400", "400 invalid argument", True)]

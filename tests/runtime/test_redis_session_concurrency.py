@@ -122,14 +122,15 @@ async def test_no_fence_means_no_fence_check(service, raw):
 async def test_each_committed_event_costs_exactly_one_evalsha_and_a_read_one_more(service, raw):
     session = await service.create_session(app_name=APP, user_id=USER, session_id=SID)
     await service.append_event(session, _event({"warm": 1}))  # the script is cached from here on
-    client = service._clients.get()
-    sent, original = [], client.execute_command
+    sent = []
+    for client in {service._clients.get(), service._clients.mux()}:  # the pool and the pipelined connection
+        original = client.execute_command
 
-    async def counting(*args, **options):
-        sent.append(args[0])
-        return await original(*args, **options)
+        async def counting(*args, _original=original, **options):
+            sent.append(args[0])
+            return await _original(*args, **options)
 
-    client.execute_command = counting
+        client.execute_command = counting
     await raw.config_resetstat()
     for i in range(10):
         await service.append_event(session, _event({"n": i, "user:u": i, "app:a": i, "temp:t": i}))
@@ -174,3 +175,19 @@ async def test_a_retried_commit_of_the_same_event_is_not_doubled(service, raw):
     assert before_commit.version == 1
     with pytest.raises(StaleSessionError):
         await service.append_event(before_commit.model_copy(update={"version": 0}), _event({"x": 1}))
+
+
+async def test_hundreds_of_sessions_committing_at_once_all_succeed(service):
+    sessions = [await service.create_session(app_name=APP, user_id=f"user{i}") for i in range(300)]
+    await asyncio.gather(*(service.append_event(session, _event({"i": i})) for i, session in enumerate(sessions)))
+    stored = [await service.get_session(app_name=APP, user_id=f"user{i}", session_id=s.id)
+              for i, s in enumerate(sessions)]
+    assert [(s.version, s.state) for s in stored] == [(1, {"i": i}) for i in range(300)]
+
+
+async def test_a_delta_with_thousands_of_keys_is_committed_whole(service):
+    session = await service.create_session(app_name=APP, user_id=USER, session_id=SID)
+    delta = {f"k{i}": i for i in range(5000)} | {f"user:u{i}": i for i in range(5000)}
+    await service.append_event(session, _event(delta))
+    stored = await service.get_session(app_name=APP, user_id=USER, session_id=SID)
+    assert stored.state == delta

@@ -177,3 +177,11 @@ async def test_commits_trim_the_stream_but_never_the_history(redis_url, client):
     assert streamed == [f"ev{i}" for i in range(30 - len(streamed), 30)] and 5 <= len(streamed) <= 6
     assert [event.id for event in stored.events] == [event.id for event in events]
     await service.aclose()
+
+
+@pytest.mark.parametrize("bad", ["", "abc", "12", "1-2-3", "$", "-1-0"])
+async def test_a_malformed_entry_id_is_refused_with_a_usage_error(client, bad):
+    from runtime.errors import UsageError
+
+    with pytest.raises(UsageError, match="is not of the form"):
+        await read_stream(client, APP, USER, SID, bad)

@@ -33,9 +33,9 @@ def shape(events):
 class Scenario:
     """A runner factory whose tools count their side effects."""
 
-    def __init__(self, build):
+    def __init__(self, build, resumable=True):
         self.effects: list[str] = []
-        self.runner = InMemoryRunner(agent=build(self), app_name="app")
+        self.runner = InMemoryRunner(agent=build(self), app_name="app", resumable=resumable)
 
     def tool(self, label):
         def charge(amount: int) -> dict:
@@ -79,15 +79,15 @@ def parallel(s: Scenario):
     ])
 
 
-async def _uninterrupted(build):
-    s = Scenario(build)
+async def _uninterrupted(build, resumable=True):
+    s = Scenario(build, resumable)
     session = await new_session(s.runner)
     events = await run(s.runner, session, user_text("go"))
     return shape(await stored(s.runner, session)), sorted(s.effects), len(events)
 
 
-async def _stopped_after(build, k):
-    s = Scenario(build)
+async def _stopped_after(build, k, resumable=True):
+    s = Scenario(build, resumable)
     session = await new_session(s.runner)
     events = s.runner.run_async(user_id=USER, session_id=session.id, new_message=user_text("go"))
     seen = []
@@ -101,12 +101,16 @@ async def _stopped_after(build, k):
     return shape(await stored(s.runner, session)), sorted(s.effects)
 
 
-@pytest.mark.parametrize("build", [single, sequence, loop], ids=["single", "sequence", "loop"])
-async def test_a_run_stopped_after_any_event_resumes_to_the_same_history_and_side_effects(build):
-    expected_history, expected_effects, n = await _uninterrupted(build)
+@pytest.mark.parametrize(
+    ("build", "resumable"),
+    [(single, True), (sequence, True), (loop, True), (single, False), (sequence, False)],
+    ids=["single", "sequence", "loop", "single-not-resumable", "sequence-not-resumable"],
+)
+async def test_a_run_stopped_after_any_event_resumes_to_the_same_history_and_side_effects(build, resumable):
+    expected_history, expected_effects, n = await _uninterrupted(build, resumable)
     assert n >= 3
     for k in range(1, n + 1):
-        history, effects = await _stopped_after(build, k)
+        history, effects = await _stopped_after(build, k, resumable)
         assert (k, history) == (k, expected_history)
         assert (k, effects) == (k, expected_effects)
 
@@ -161,6 +165,69 @@ async def test_a_redelivered_message_for_a_started_invocation_is_not_appended_tw
     await events.aclose()
     rest = await run(s.runner, session, user_text("go"), invocation_id="e-fixed")
     history = await stored(s.runner, session)
-    assert [e.author for e in history] == ["user", "a", "a", "a"]
+    assert [e.author for e in history] == ["user", "a", "a", "a", "a"]  # the last one: end_of_agent
     assert first.invocation_id == "e-fixed" and {e.invocation_id for e in rest} == {"e-fixed"}
     assert s.effects == ["a:5"]
+
+
+async def test_a_resumed_park_stopped_after_any_event_still_ends_like_an_uninterrupted_one():
+    def build(s: Scenario):
+        def approve(what: str) -> None:
+            """Ask for approval."""
+            s.effects.append(f"asked:{what}")
+
+        return SequentialAgent(name="seq", sub_agents=[
+            LlmAgent(name="ask", model=ScriptedLlm(turns=[call("approve", what="x"), "approved"]),
+                     tools=[LongRunningFunctionTool(approve)]),
+            LlmAgent(name="pay", model=ScriptedLlm(turns=[call("charge_p", amount=9), "paid"]),
+                     tools=[s.tool("p")]),
+        ])
+
+    async def parked():
+        s = Scenario(build)
+        session = await new_session(s.runner)
+        first = await run(s.runner, session, user_text("go"))
+        call_id = next(e for e in first if e.get_function_calls()).get_function_calls()[0].id
+        return s, session, first[0].invocation_id, function_response(call_id, "approve", {"ok": True})
+
+    s, session, invocation_id, answer = await parked()
+    n = len(await run(s.runner, session, answer))
+    expected = shape(await stored(s.runner, session)), sorted(s.effects)
+    for k in range(1, n + 1):
+        s, session, invocation_id, answer = await parked()
+        events = s.runner.run_async(user_id=USER, session_id=session.id, new_message=answer)
+        seen = 0
+        async for _ in events:
+            seen += 1
+            if seen == k:
+                break
+        await events.aclose()
+        await run(s.runner, session, invocation_id=invocation_id)
+        assert (k, shape(await stored(s.runner, session)), sorted(s.effects)) == (k, *expected)
+
+
+def transfer(s: Scenario):
+    billing = LlmAgent(name="billing", model=ScriptedLlm(turns=[call("charge_t", amount=4), "billed"]),
+                       tools=[s.tool("t")])
+    return LlmAgent(name="front", model=ScriptedLlm(turns=[call("transfer_to_agent", agent_name="billing")]),
+                    sub_agents=[billing])
+
+
+@pytest.mark.parametrize("resumable", [True, False], ids=["resumable", "not-resumable"])
+async def test_a_run_stopped_after_any_event_of_a_transfer_resumes_through_the_transfer(resumable):
+    expected_history, expected_effects, n = await _uninterrupted(transfer, resumable)
+    for k in range(1, n + 1):
+        history, effects = await _stopped_after(transfer, k, resumable)
+        assert (k, history, effects) == (k, expected_history, expected_effects)
+
+
+async def test_an_invocation_that_started_at_a_sub_agent_resumes_there():
+    s = Scenario(transfer, resumable=False)  # resumable, the root's end_of_agent takes the next turn back
+    session = await new_session(s.runner)
+    await run(s.runner, session, user_text("bill me"))
+    events = s.runner.run_async(user_id=USER, session_id=session.id, new_message=user_text("again"))
+    first = await events.__anext__()
+    await events.aclose()
+    assert first.author == "billing"
+    rest = await run(s.runner, session, invocation_id=first.invocation_id)
+    assert {e.author for e in rest} == {"billing"}

@@ -10,6 +10,7 @@ from runtime.errors import (
     FunctionCallNotFoundError,
     InvalidMessageError,
     InvalidStateValueError,
+    InvocationNotFoundError,
     SessionNotFoundError,
 )
 from runtime.models import ScriptedLlm, call
@@ -177,3 +178,20 @@ async def test_a_second_turn_continues_the_conversation_with_history():
     second = await run(runner, session, user_text("two"))
     assert seen == [["one"], ["one", "answer 1", "two"]]
     assert first[0].invocation_id != second[0].invocation_id
+
+
+async def test_a_run_needs_a_message_or_an_invocation_to_resume():
+    runner = weather_runner()
+    session = await new_session(runner)
+    with pytest.raises(InvalidMessageError, match="new_message"):
+        await run(runner, session)
+    with pytest.raises(InvocationNotFoundError, match="'e-unknown'"):
+        await run(runner, session, invocation_id="e-unknown")
+
+
+async def test_a_new_message_may_start_an_invocation_under_a_given_id():
+    runner = weather_runner()
+    session = await new_session(runner)
+    events = await run(runner, session, user_text("go"), invocation_id="e-chosen")
+    assert {e.invocation_id for e in await stored(runner, session)} == {"e-chosen"}
+    assert len(events) == 3

@@ -9,18 +9,24 @@ from runtime.events import Event, EventActions
 from runtime.sessions import GetSessionConfig, InMemorySessionService, Session
 
 
-@pytest.fixture(params=["memory", "redis", "redis-cluster-layout"])
+@pytest.fixture(params=["memory", "redis", "redis-cluster-layout", "redis-given-bytes-client"])
 async def service(request):
     if request.param == "memory":
         yield InMemorySessionService()
         return
+    import redis.asyncio as aioredis
+
     from runtime.sessions import RedisSessionService
 
-    redis_service = RedisSessionService(request.getfixturevalue("redis_url"))
+    url = request.getfixturevalue("redis_url")
+    given = aioredis.Redis.from_url(url) if request.param == "redis-given-bytes-client" else None
+    redis_service = RedisSessionService(None if given else url, client=given)
     # On Redis Cluster app state takes its own round trip; the same code path runs fine on one node.
     redis_service._app_apart = request.param == "redis-cluster-layout"
     yield redis_service
     await redis_service.aclose()
+    if given is not None:
+        await given.aclose()
 
 
 def _event(author="agent", delta=None, timestamp=None, **fields) -> Event:

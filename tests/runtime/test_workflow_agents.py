@@ -22,11 +22,24 @@ async def test_sequential_runs_sub_agents_in_order_passing_state_along():
     runner = InMemoryRunner(agent=SequentialAgent(name="seq", sub_agents=[first, second]), app_name="app")
     session = await new_session(runner)
     events = await run(runner, session, user_text("write"))
-    assert texts(events) == [("writer", "draft"), ("editor", "final")]
-    assert [(e.author, e.actions.agent_state, e.actions.end_of_agent) for e in events if e.content is None] == [
-        ("seq", {"current_sub_agent": "writer"}, None),
-        ("seq", {"current_sub_agent": "editor"}, None),
-        ("seq", None, True),
+    assert [(e.author, e.text()) for e in events] == [("writer", "draft"), ("editor", "final")]
+
+
+async def test_a_resumable_sequence_commits_its_progress_as_checkpoint_events():
+    first = LlmAgent(name="writer", model=ScriptedLlm(turns=["draft"]))
+    second = LlmAgent(name="editor", model=ScriptedLlm(turns=["final"]))
+    runner = InMemoryRunner(agent=SequentialAgent(name="seq", sub_agents=[first, second]), app_name="app",
+                            resumable=True)
+    session = await new_session(runner)
+    events = await run(runner, session, user_text("write"))
+    assert [(e.author, e.text(), e.actions.agent_state, e.actions.end_of_agent) for e in events] == [
+        ("seq", "", {"current_sub_agent": "writer"}, None),
+        ("writer", "draft", None, None),
+        ("writer", "", None, True),
+        ("seq", "", {"current_sub_agent": "editor"}, None),
+        ("editor", "final", None, None),
+        ("editor", "", None, True),
+        ("seq", "", None, True),
     ]
 
 
@@ -101,8 +114,7 @@ async def test_exit_loop_escalates_and_ends_the_loop_after_that_sub_agent():
         ("worker", ["work"]), ("checker", [("call", "exit_loop", {})]),
         ("checker", [("response", "exit_loop", {"result": None})]),
     ]
-    assert events[-2].actions.escalate is True and events[-2].actions.skip_summarization is True
-    assert events[-1].actions.end_of_agent is True
+    assert events[-1].actions.escalate is True and events[-1].actions.skip_summarization is True
 
 
 async def test_agent_tool_runs_the_agent_on_a_copy_of_state_and_returns_its_final_text():
@@ -149,3 +161,54 @@ def test_agent_tool_declares_a_request_string_parameter():
     declaration = tool._get_declaration()
     assert (declaration.name, declaration.description, declaration.parameters.required,
             declaration.parameters.properties["request"].type.value) == ("helper", "Helps.", ["request"], "STRING")
+
+
+async def test_an_error_in_one_parallel_branch_stops_the_run_and_the_other_branch():
+    import pytest
+
+    started = []
+
+    class Failing(ScriptedLlm):
+        async def generate_content_async(self, llm_request, stream=False):
+            raise RuntimeError("model backend exploded")
+            yield  # pragma: no cover
+
+    class Slow(ScriptedLlm):
+        async def generate_content_async(self, llm_request, stream=False):
+            started.append("slow")
+            await asyncio.sleep(5)
+            yield  # pragma: no cover
+
+    par = ParallelAgent(name="par", sub_agents=[LlmAgent(name="bad", model=Failing()),
+                                                LlmAgent(name="slow", model=Slow())])
+    runner = InMemoryRunner(agent=par, app_name="app")
+    session = await new_session(runner)
+    with pytest.raises(RuntimeError, match="exploded"):
+        await run(runner, session, user_text("go"))
+    assert started == ["slow"]
+    assert [t for t in asyncio.all_tasks() if t is not asyncio.current_task()] == []
+
+
+async def test_a_custom_agent_yields_events_that_are_committed_in_the_invocation():
+    from runtime.agents import BaseAgent
+    from runtime.events import Event, EventActions
+
+    class Greeter(BaseAgent):
+        greeting: str = "hello"
+
+        async def _run_async_impl(self, ctx):
+            from google.genai import types
+
+            yield Event(author=self.name, content=types.Content(role="model", parts=[types.Part(text=self.greeting)]),
+                        actions=EventActions(state_delta={"greeted": True}))
+
+    runner = InMemoryRunner(agent=SequentialAgent(name="seq", sub_agents=[
+        Greeter(name="greeter", greeting="hi there"), LlmAgent(name="after", model=ScriptedLlm(turns=["{x}"]))]),
+        app_name="app")
+    session = await new_session(runner)
+    events = await run(runner, session, user_text("go"))
+    assert texts(events) == [("greeter", "hi there"), ("after", "{x}")]
+    history = await stored(runner, session)
+    assert len({e.invocation_id for e in history}) == 1
+    fresh = await runner.session_service.get_session(app_name="app", user_id="u", session_id=session.id)
+    assert fresh.state == {"greeted": True}

@@ -1,0 +1,123 @@
+"""LocalStack: a whole agentq deployment on one machine, as child processes (the demo, e2e tests, benchmarks).
+
+redis-server (embedded, AOF on) + ``agentq worker`` processes + one ``agentq api`` process on free ports, with
+the project on the children's import path so ``examples.*`` apps load.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[1]
+CLI = "import sys; from agentq.cli import main; sys.argv[0] = 'agentq'; sys.exit(main())"
+
+
+class LocalStack:
+    """redis-server + ``agentq worker`` processes + an ``agentq api`` process, on free local ports."""
+
+    def __init__(self, data_dir: str | os.PathLike, *, apps: list[str], workers: int = 1,
+                 api_keys_json: str | None = None, extra_env: dict[str, str] | None = None):
+        from runtime.redis_store.launcher import EmbeddedRedis, free_port
+
+        self.data_dir = Path(data_dir)
+        self.apps = apps
+        self.redis = EmbeddedRedis(self.data_dir / "redis")
+        self.api_port = free_port()
+        self.worker_count = workers
+        self.api_keys_json = api_keys_json
+        self.extra_env = extra_env or {}
+        self.api: subprocess.Popen | None = None
+        self.workers: list[subprocess.Popen] = []
+
+    @property
+    def base_url(self) -> str:
+        """Where the API listens."""
+        return f"http://127.0.0.1:{self.api_port}"
+
+    def env(self) -> dict[str, str]:
+        """The environment of the child processes: the Redis URL, and the project on the import path."""
+        env = {k: v for k, v in os.environ.items() if k not in ("AGENTQ_API_KEYS", "AGENTQ_API_KEYS_FILE")}
+        paths = [str(ROOT), os.getcwd(), env.get("PYTHONPATH", "")]
+        env.update(AGENTQ_REDIS_URL=self.redis.url, PYTHONPATH=os.pathsep.join(p for p in paths if p),
+                   PYTHONUNBUFFERED="1", **self.extra_env)
+        if self.api_keys_json:
+            env["AGENTQ_API_KEYS"] = self.api_keys_json
+        return env
+
+    def _spawn(self, name: str, args: list[str]) -> subprocess.Popen:
+        log = open(self.data_dir / f"{name}.log", "ab")  # noqa: SIM115 - owned by the child's lifetime
+        return subprocess.Popen([sys.executable, "-c", CLI, *args], env=self.env(), stdout=log,
+                                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+
+    def start_worker(self) -> subprocess.Popen:
+        """Start one more ``agentq worker``."""
+        args = ["worker"] + [flag for app in self.apps for flag in ("--app", app)]
+        worker = self._spawn(f"worker{len(self.workers)}", args)
+        self.workers.append(worker)
+        return worker
+
+    def start_api(self) -> subprocess.Popen:
+        """Start ``agentq api`` and wait until /health answers."""
+        args = ["api", "--port", str(self.api_port)] + [flag for app in self.apps for flag in ("--app", app)]
+        self.api = self._spawn("api", args)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if self.api.poll() is not None:
+                raise RuntimeError(f"agentq api exited with {self.api.returncode}:\n{self.log_tail('api')}")
+            try:
+                if httpx.get(self.base_url + "/health", timeout=1).status_code == 200:
+                    return self.api
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.1)
+        raise RuntimeError(f"agentq api did not become healthy:\n{self.log_tail('api')}")
+
+    def log_tail(self, name: str, chars: int = 3000) -> str:
+        """The end of a child's log."""
+        path = self.data_dir / f"{name}.log"
+        return path.read_text(errors="replace")[-chars:] if path.exists() else ""
+
+    def start(self) -> LocalStack:
+        """Start Redis, the workers and the API."""
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self.redis.start()
+        for _ in range(self.worker_count):
+            self.start_worker()
+        self.start_api()
+        return self
+
+    @staticmethod
+    def stop_process(process: subprocess.Popen | None, *, sig: int = signal.SIGTERM, timeout: float = 15) -> None:
+        """Signal one child process and wait for it (SIGKILL after ``timeout``)."""
+        if process is None or process.poll() is not None:
+            return
+        process.send_signal(sig)
+        try:
+            process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+    def stop(self) -> None:
+        """Stop the API, the workers, then Redis."""
+        self.stop_process(self.api)
+        for worker in self.workers:
+            self.stop_process(worker)
+        self.redis.stop()
+
+    def __enter__(self) -> LocalStack:
+        try:
+            return self.start()
+        except BaseException:
+            self.stop()
+            raise
+
+    def __exit__(self, *exc_info) -> None:
+        self.stop()

@@ -1,0 +1,140 @@
+"""MuxConnection: one pipelined Redis connection per event loop for the session service's scripts.
+
+Every coroutine writes its command to the same socket at once and awaits a future; replies come back in
+order and are matched first-in first-out. Concurrent commits from hundreds of invocations therefore share
+writes and reads instead of each taking a pooled connection, and a command costs about a third of the
+client CPU redis-py's pool path costs (see bench/store_bench.py). Only non-blocking commands belong here:
+a blocking XREAD would hold up every reply behind it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+
+import hiredis
+from redis.asyncio.connection import parse_url
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import NoScriptError, ResponseError
+
+
+def pack(args: tuple) -> bytes:
+    """A command in RESP: an array of bulk strings."""
+    out = [b"*%d\r\n" % len(args)]
+    for arg in args:
+        if isinstance(arg, str):
+            arg = arg.encode()
+        elif isinstance(arg, int | float):
+            arg = repr(arg).encode()
+        out.append(b"$%d\r\n%s\r\n" % (len(arg), arg))
+    return b"".join(out)
+
+
+class _Protocol(asyncio.Protocol):
+    def __init__(self) -> None:
+        self.reader = hiredis.Reader(encoding="utf-8", replyError=ResponseError)
+        self.pending: deque[asyncio.Future] = deque()
+        self.transport: asyncio.Transport | None = None
+        self.closed = False
+
+    def connection_made(self, transport) -> None:
+        self.transport = transport
+
+    def data_received(self, data: bytes) -> None:
+        try:
+            self.reader.feed(data)
+            while (reply := self.reader.gets()) is not False:
+                future = self.pending.popleft()
+                if future.done():  # its caller was cancelled; the reply still had to be consumed
+                    continue
+                if isinstance(reply, ResponseError):
+                    error = NoScriptError(str(reply)) if str(reply).startswith("NOSCRIPT") else reply
+                    future.set_exception(error)
+                else:
+                    future.set_result(reply)
+        except hiredis.ProtocolError as exc:
+            self.transport.close()
+            self._fail(RedisConnectionError(f"protocol error from Redis: {exc}"))
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._fail(RedisConnectionError(f"connection to Redis lost: {exc or 'closed by server'}"))
+
+    def _fail(self, error: Exception) -> None:
+        self.closed = True
+        while self.pending:
+            future = self.pending.popleft()
+            if not future.done():
+                future.set_exception(error)
+
+
+class MuxConnection:
+    """Connects on first use and again after the connection drops; commands are never retried here."""
+
+    def __init__(self, url: str):
+        self._params = parse_url(url)
+        self._protocol: _Protocol | None = None
+        self._connecting: asyncio.Task | None = None
+
+    @staticmethod
+    def supports(url: str) -> bool:
+        """True for redis:// and unix:// URLs (TLS stays with redis-py)."""
+        return url.startswith(("redis://", "unix://"))
+
+    async def _connect(self) -> _Protocol:
+        loop = asyncio.get_running_loop()
+        if "path" in self._params:
+            _, protocol = await loop.create_unix_connection(_Protocol, self._params["path"])
+        else:
+            _, protocol = await loop.create_connection(
+                _Protocol, self._params.get("host", "localhost"), self._params.get("port", 6379)
+            )
+        handshake = []
+        if self._params.get("password"):
+            user = self._params.get("username")
+            handshake.append(("AUTH", user, self._params["password"]) if user else ("AUTH", self._params["password"]))
+        if self._params.get("db"):
+            handshake.append(("SELECT", self._params["db"]))
+        for command in handshake:
+            await self._send(protocol, command)
+        return protocol
+
+    async def _ready(self) -> _Protocol:
+        protocol = self._protocol
+        if protocol is not None and not protocol.closed and not protocol.transport.is_closing():
+            return protocol
+        if self._connecting is None:  # the first caller connects; the others wait for the same attempt
+            self._connecting = asyncio.ensure_future(self._connect())
+        connecting = self._connecting
+        try:
+            self._protocol = await asyncio.shield(connecting)
+        except OSError as exc:
+            raise RedisConnectionError(f"cannot connect to Redis: {exc}") from exc
+        finally:
+            if self._connecting is connecting and connecting.done():
+                self._connecting = None
+        return self._protocol
+
+    @staticmethod
+    def _send(protocol: _Protocol, args: tuple) -> asyncio.Future:
+        future = asyncio.get_running_loop().create_future()
+        protocol.pending.append(future)
+        protocol.transport.write(pack(args))
+        return future
+
+    async def execute_command(self, *args):
+        """Send one command and await its reply."""
+        return await self._send(await self._ready(), args)
+
+    async def evalsha(self, sha: str, numkeys: int, *keys_and_args):
+        """EVALSHA; raises NoScriptError when the server does not have the script."""
+        return await self.execute_command("EVALSHA", sha, numkeys, *keys_and_args)
+
+    async def script_load(self, source: str) -> str:
+        """SCRIPT LOAD; returns the SHA1."""
+        return await self.execute_command("SCRIPT", "LOAD", source)
+
+    async def aclose(self) -> None:
+        """Close the connection; commands still in flight fail with ConnectionError."""
+        if self._protocol is not None and self._protocol.transport is not None:
+            self._protocol.transport.close()
+        self._protocol = None
