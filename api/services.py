@@ -20,6 +20,7 @@ class RedisBackedServices:
     async def aclose(self) -> None:
         """Close every Redis connection the services opened."""
         await self.client.aclose()
+        await self.services.artifact_service.aclose()
         await self.services.redis.aclose()
 
 

@@ -60,12 +60,10 @@ async def bench_concurrent_appends(service: RedisSessionService, sessions: int, 
             "per_second": round(sessions * per_session / seconds)}
 
 
-async def bench_round_trips(service: RedisSessionService, raw, n: int) -> dict:
-    """Commands the client sends per committed event, and what INFO commandstats saw."""
-    session = await service.create_session(app_name=APP, user_id=USER)
-    await service.append_event(session, _event(-1))
-    sent = []
-    for client in {service._clients.get(), service._clients.mux()}:  # the pool and the pipelined connection
+def _count_commands(service: RedisSessionService) -> list[str]:
+    """Record the name of every command the service sends from now on (on its pool and pipelined connection)."""
+    sent: list[str] = []
+    for client in {service._clients.get(), service._clients.mux()}:
         original = client.execute_command
 
         async def counting(*args, _original=original, **options):
@@ -73,12 +71,24 @@ async def bench_round_trips(service: RedisSessionService, raw, n: int) -> dict:
             return await _original(*args, **options)
 
         client.execute_command = counting
+    return sent
+
+
+def _stop_counting(service: RedisSessionService) -> None:
+    for client in {service._clients.get(), service._clients.mux()}:
+        del client.execute_command
+
+
+async def bench_round_trips(service: RedisSessionService, raw, n: int) -> dict:
+    """Commands the client sends per committed event, and what INFO commandstats saw."""
+    session = await service.create_session(app_name=APP, user_id=USER)
+    await service.append_event(session, _event(-1))
+    sent = _count_commands(service)
     before = await raw.info("commandstats")
     for i in range(n):
         await service.append_event(session, _event(i))
     after = await raw.info("commandstats")
-    for client in {service._clients.get(), service._clients.mux()}:
-        del client.execute_command
+    _stop_counting(service)
     evalsha = after["cmdstat_evalsha"]["calls"] - before.get("cmdstat_evalsha", {"calls": 0})["calls"]
     return {"events": n, "client_commands_per_event": len(sent) / n, "evalsha_per_event": evalsha / n,
             "commands": sorted(set(sent))}
@@ -175,10 +185,14 @@ async def bench_runner(url: str, n: int = 2000, warmup: int = 100) -> dict:
         for i in range(n):
             await one_invocation(runner, i)
         seconds, cpu_seconds = time.perf_counter() - start, time.process_time() - cpu_start
+        sent = _count_commands(service)
+        for i in range(20):
+            await one_invocation(runner, i)
+        _stop_counting(service)
     finally:
         await service.aclose()
     return {"invocations": n, "seconds": round(seconds, 3), "per_second": round(n / seconds, 1),
-            "per_cpu_second": round(n / cpu_seconds, 1)}
+            "per_cpu_second": round(n / cpu_seconds, 1), "round_trips_per_invocation": len(sent) / 20}
 
 
 def adk_sqlite(n: int = 2000) -> dict:
@@ -223,7 +237,8 @@ def _print(results: dict) -> None:
         runner = results.get(name)
         if runner and "per_second" in runner:
             print(f"  Runner tool round trip on Redis ({label}): {runner['per_second']} invocations/s, "
-                  f"{runner['per_cpu_second']} per CPU second (target > 400/s)")
+                  f"{runner['per_cpu_second']} per CPU second, {runner['round_trips_per_invocation']} round trips "
+                  "each (target > 400/s)")
         elif runner:
             print(f"  Runner tool round trip: skipped ({runner['skipped']})")
     if "adk_sqlite" in results:

@@ -13,7 +13,7 @@ from runtime.tools import LongRunningFunctionTool
 
 _USAGE = types.GenerateContentResponseUsageMetadata(prompt_token_count=10, candidates_token_count=5,
                                                     total_token_count=15)
-CAPACITY_STEPS = int(os.environ.get("BENCH_CAPACITY_STEPS", "4"))
+CAPACITY_STEPS = int(os.environ.get("BENCH_CAPACITY_STEPS", "10"))
 CAPACITY_LATENCY = float(os.environ.get("BENCH_CAPACITY_LATENCY", "0.5"))
 
 

@@ -192,7 +192,7 @@ async def latencies(url: str, samples: int) -> dict:
     return {"enqueue_to_first_event": _percentiles(first), "respond_to_resumed_event": _percentiles(resumed)}
 
 
-async def capacity(url: str, in_flight: int, duration: float) -> dict:
+async def capacity(url: str, in_flight: int, window: float) -> dict:
     """Closed loop: ``in_flight`` invocations of the 500 ms model kept running; completions/s vs ideal."""
     from runtime.redis_store import keys
     from worker.client import AgentqClient
@@ -202,8 +202,8 @@ async def capacity(url: str, in_flight: int, duration: float) -> dict:
     client = AgentqClient(url)
     user = f"cap-{time.time_ns()}"
     per_invocation = CAPACITY_STEPS * CAPACITY_LATENCY
-    stop_at = time.monotonic() + duration
-    measure_from = time.monotonic() + per_invocation * 2  # after the ramp-up
+    measure_from = time.monotonic() + per_invocation * 1.5  # after the ramp-up
+    stop_at = measure_from + window
     done: list[float] = []
     peak = 0
 
@@ -297,7 +297,7 @@ def main(argv: list[str] | None = None) -> int:
             if "latency" not in args.skip:
                 results.update(asyncio.run(latencies(url, 50 if args.quick else 200)))
             if "capacity" not in args.skip:
-                results["capacity"] = asyncio.run(capacity(url, args.in_flight, 8.0 if args.quick else 15.0))
+                results["capacity"] = asyncio.run(capacity(url, args.in_flight, 10.0 if args.quick else 20.0))
         if "failover" not in args.skip:
             with agentq_workers(url, ["bench-f1", "bench-f2"], threads=args.threads) as processes:
                 results["failover"] = asyncio.run(failover(url, processes))

@@ -50,8 +50,9 @@ class Runner:
 
     ``tool_journal`` (optional) makes tool side effects survive a crash exactly once (see tools.tool_journal).
     ``resumable`` commits workflow checkpoints (``agent_state``/``end_of_agent`` events) and pauses the whole
-    invocation on a pending long-running call, as ADK's resumable apps do. Default: ``app.resumability_config``
-    when an App is given, else True exactly when a ``tool_journal`` is (durable execution: the worker).
+    invocation on a pending long-running call, as ADK's resumable apps do (an LlmAgent also commits its
+    ``end_of_agent``). Default: ``app.resumability_config`` when an App is given; else a runner with a
+    ``tool_journal`` (durable execution: the worker) is resumable too, without the LlmAgent end events.
     Without it, events look exactly like ADK's default; resumption then infers progress from history
     (LlmAgents, Sequential and Parallel resume; a LoopAgent restarts its iteration count).
     """
@@ -80,10 +81,11 @@ class Runner:
         self.session_service = session_service
         self.artifact_service = artifact_service
         self.tool_journal = tool_journal
-        if resumable is None:  # an App says so; without one, a journaled (durable) runner is resumable
-            config = app.resumability_config if app is not None else None
-            resumable = config.is_resumable if config is not None else tool_journal is not None
-        self.resumable = resumable
+        config = app.resumability_config if app is not None else None
+        adk_resumable = resumable if resumable is not None else bool(config and config.is_resumable)
+        # ADK's resumable event shape only when asked for; a journaled (durable) runner is resumable anyway
+        self._llm_end_events = adk_resumable
+        self.resumable = adk_resumable or (resumable is None and config is None and tool_journal is not None)
         self._agents = index_tree(agent)
         self._uncommitted: dict[tuple[str, str], Any] = {}
 
@@ -132,7 +134,7 @@ class Runner:
                 )
             raise InvalidMessageError("run_async needs new_message= (a new turn) or invocation_id= (to resume)")
         run = InvocationRun(agents=self._agents, resumed=bool(prior), resumable=self.resumable,
-                            uncommitted=self._uncommitted)
+                            llm_end_events=self._llm_end_events, uncommitted=self._uncommitted)
         for event in prior:
             run.record(event)
         ctx = InvocationContext(

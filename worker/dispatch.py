@@ -15,24 +15,18 @@ DISPATCH_GRACE_S = 5.0
 
 
 class Dispatcher:
-    """Adds run jobs to Redis pipelines (or sends them through a Celery app). Duplicates are harmless: the
-    record and the session lease decide who runs."""
+    """Builds run-job commands for Redis pipelines (or sends them through a Celery app). Duplicates are
+    harmless: the record and the session lease decide who runs."""
 
-    def __init__(self, celery_app: Any | None = None):
+    def __init__(self, celery_app: Any | None = None, db: int = 0):
         self.app = celery_app
+        self.db = db
 
-    def add(self, pipe, invocation_id: str) -> None:
-        """Put the run job on ``pipe`` (sent when the pipeline executes); with a Celery app, send it now."""
+    def commands(self, invocation_id: str) -> list[tuple]:
+        """The commands that send the run job; with a Celery app it is sent now and there are none."""
         if self.app is not None:
             self.app.send_task(RUN_TASK, args=[invocation_id], queue=QUEUE)
-            return
-        from .message import add_run_job
+            return []
+        from .message import run_job_commands
 
-        add_run_job(pipe, invocation_id, db=pipe.connection_pool.connection_kwargs.get("db", 0) or 0)
-
-    async def send(self, redis, invocation_id: str) -> None:
-        """Send one run job now."""
-        pipe = redis.pipeline(transaction=False)
-        self.add(pipe, invocation_id)
-        if len(pipe):
-            await pipe.execute()
+        return run_job_commands(invocation_id, self.db)

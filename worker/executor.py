@@ -124,9 +124,8 @@ class Executor:
         await self._announce(claim, status, detail, next_head)
 
     async def _announce(self, claim: Claim, status: str, detail: dict, next_head: str) -> None:
-        log.info("invocation %s: %s", claim.record.id, status)
-        if next_head:
-            await self.store.dispatch_next(next_head)
+        # The settle script wrote the status entry and lease.settle sent the next head's run job already.
+        log.info("invocation %s: %s%s", claim.record.id, status, f" (next: {next_head})" if next_head else "")
 
     async def _run_until_settled(self, claim: Claim, runner: Any) -> tuple[str, dict]:
         """Run (again after a retryable model error, or when responses arrived while running) until settled.
@@ -231,7 +230,7 @@ class Executor:
             if response_fields:  # the Runner committed the responses before the agent produced anything
                 response_fields = await self._consume(claim, response_fields)
             if event.partial:
-                await streams.publish_event(self.store.redis, where.app, where.user, where.session, record.id, event)
+                await streams.publish_event(self.store.mux, where.app, where.user, where.session, record.id, event)
                 continue
             if event.content is not None or event.error_code:
                 last = event  # not the bookkeeping events (end_of_agent, checkpoints)

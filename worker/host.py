@@ -8,6 +8,7 @@ import logging
 import os
 import random
 import socket
+import sys
 
 from . import lease
 from .apps import load_apps, parse_specs
@@ -19,6 +20,7 @@ from .store import InvocationStore
 log = logging.getLogger("agentq.worker")
 
 HEARTBEAT_S = 1.0
+SWITCH_INTERVAL_S = float(os.environ.get("AGENTQ_SWITCH_INTERVAL", "0.0005"))
 REAP_S = 1.0
 
 _current: WorkerHost | None = None
@@ -35,6 +37,9 @@ class WorkerHost:
         self.heartbeat_s = heartbeat_s
         self.reap_s = reap_s
         self.store = InvocationStore(redis_url, celery_app=celery_app)
+        # Celery's threads and the loop thread hand work to each other many times per invocation; with the
+        # default 5 ms GIL switch interval each handoff can wait milliseconds behind a busy thread.
+        sys.setswitchinterval(SWITCH_INTERVAL_S)
         self.loop = LoopThread()
         self.executor: Executor = self.loop.run(self._build())
         self._background = [self.loop.submit(self._every(self.heartbeat_s, self._heartbeat)),
@@ -92,7 +97,7 @@ class WorkerHost:
             await self.store.aclose()
 
         with contextlib.suppress(Exception):
-            self.loop.run(hand_back_all(), timeout + 1)
+            self.loop.submit(hand_back_all()).result(timeout + 1)
         self.loop.stop()
 
 

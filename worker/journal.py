@@ -29,19 +29,19 @@ return previous
 
 
 class RedisToolJournal(BaseToolJournal):
-    """The tool journal workers pass to their Runners; ``clients`` is a LoopClients (or anything with ``get()``)."""
+    """The tool journal workers pass to their Runners; ``clients`` is a ``runtime.redis_store`` LoopClients."""
 
     def __init__(self, clients):
         self._clients = clients
 
     async def begin(self, invocation_id: str, function_call_id: str, tool_name: str) -> ToolCallRecord | None:
-        previous = await _BEGIN(self._clients.get(), [keys.tool_journal(invocation_id)],
+        previous = await _BEGIN(self._clients.mux(), [keys.tool_journal(invocation_id)],
                                 [function_call_id, JOURNAL_TTL_S])
         return _decode(previous)
 
     async def complete(self, invocation_id: str, function_call_id: str, response: dict[str, Any]) -> None:
         value = "c" + json.dumps(response, separators=(",", ":"), default=str)
-        await self._clients.get().hset(keys.tool_journal(invocation_id), function_call_id, value)
+        await self._clients.mux().execute_command("HSET", keys.tool_journal(invocation_id), function_call_id, value)
 
     async def get(self, invocation_id: str, function_call_id: str) -> ToolCallRecord | None:
         """What the journal holds for one call (for tests and inspection)."""

@@ -7,11 +7,10 @@ acquisition and every commit of the session service checks it, so a superseded h
 
 from __future__ import annotations
 
+import asyncio
 import time
 from dataclasses import dataclass, field
 from typing import Literal
-
-from redis.exceptions import NoScriptError
 
 from runtime.redis_store import keys
 from runtime.redis_store.lua import LuaScript
@@ -43,6 +42,8 @@ class Claim:
     token: str
     response_fields: list[str] = field(default_factory=list)
     """The ``r:<seq>`` fields of the responses waiting when the claim was made."""
+    tracked: bool = False
+    """True once a heartbeat put the claim in ``lease_expiries`` (and took it out of the dispatch watchdog)."""
     settling: bool = False
     """Set while the settle script runs: its own lease deletion must not read as a lost lease."""
     interrupted: bool = False
@@ -59,7 +60,7 @@ async def acquire(
 ) -> Claim | Refusal:
     """Take the session lease for ``invocation_id`` if it is the queue head and no one holds it."""
     where = await store.locate(invocation_id)
-    reply = await _ACQUIRE(store.redis, [
+    reply = await _ACQUIRE(store.mux, [
         store.record_key(invocation_id, where), keys.session_queue(where.app, where.user, where.session),
         keys.session_lease(where.app, where.user, where.session),
         keys.session_fence(where.app, where.user, where.session),
@@ -67,14 +68,12 @@ async def acquire(
     ], [invocation_id, worker, int(ttl_s * 1000), time.time()])
     if reply[0] != "ok":
         if reply[0] != "held":  # the holder (or the head's settle) is responsible for it now
-            await store.redis.zrem(keys.dispatch_due(), invocation_id)
+            await store.mux.execute_command("ZREM", keys.dispatch_due(), invocation_id)
         return reply[0]
     flat = reply[2]
     fields = {flat[i]: flat[i + 1] for i in range(0, len(flat), 2)}
-    pipe = store.redis.pipeline(transaction=False)
-    pipe.zrem(keys.dispatch_due(), invocation_id)
-    pipe.zadd(keys.lease_expiries(), {invocation_id: int((time.time() + ttl_s) * 1000)})
-    await pipe.execute()
+    # The dispatch watchdog entry stays until the first heartbeat puts the claim in lease_expiries, so an
+    # invocation whose worker dies in between is still found by a reaper.
     return Claim(
         record=decode_record(fields), where=where, token=reply[1],
         response_fields=sorted(name for name in fields if name.startswith("r:")),
@@ -86,18 +85,16 @@ async def heartbeat(store: InvocationStore, claims: list[Claim], ttl_s: float = 
     """Extend every claim's lease in one round trip; False for a claim that lost its lease."""
     if not claims:
         return []
-    pipe = store.redis.pipeline(transaction=False)
     expiry = int((time.time() + ttl_s) * 1000)
+    beats = [_HEARTBEAT(store.mux, [_lease(claim)], [claim.token, int(ttl_s * 1000)]) for claim in claims]
+    books = [("ZADD", keys.lease_expiries(), *[v for c in claims for v in (expiry, c.record.id)])]
+    fresh = [claim.record.id for claim in claims if not claim.tracked]
+    if fresh:
+        books.append(("ZREM", keys.dispatch_due(), *fresh))
+    replies = await asyncio.gather(*beats, store.batch(*books))
     for claim in claims:
-        lease = keys.session_lease(claim.where.app, claim.where.user, claim.where.session)
-        pipe.evalsha(_HEARTBEAT.sha, 1, lease, claim.token, int(ttl_s * 1000))
-    pipe.zadd(keys.lease_expiries(), {claim.record.id: expiry for claim in claims})
-    try:
-        replies = await pipe.execute()
-    except NoScriptError:
-        await store.redis.script_load(_HEARTBEAT.source)
-        return await heartbeat(store, claims, ttl_s)
-    return [bool(reply) for reply in replies[:-1]]
+        claim.tracked = True
+    return [bool(reply) for reply in replies[: len(claims)]]
 
 
 async def add_pending(store: InvocationStore, claim: Claim, calls: list[PendingCall]) -> bool:
@@ -105,10 +102,10 @@ async def add_pending(store: InvocationStore, claim: Claim, calls: list[PendingC
     args: list[str] = [claim.token]
     for seq, call in enumerate(calls):
         args += [call.id, pending_json(call, int(time.time() * 1000) * 100 + seq)]
-    ok = await _ADD_PENDING(store.redis, [store.record_key(claim.record.id, claim.where), _lease(claim)], args)
+    ok = await _ADD_PENDING(store.mux, [store.record_key(claim.record.id, claim.where), _lease(claim)], args)
     deadlines = {f"{claim.record.id} {call.id}": call.deadline for call in calls if call.deadline}
     if ok and deadlines:
-        await store.redis.zadd(keys.call_deadlines(), deadlines, nx=True)
+        await store.redis.zadd(keys.call_deadlines(), deadlines, nx=True)  # rare: only with a park timeout
     return bool(ok)
 
 
@@ -116,7 +113,7 @@ async def consume_responses(store: InvocationStore, claim: Claim, fields: list[s
     """Drop responses that are now committed to the session."""
     if not fields:
         return True
-    return bool(await _CONSUME(store.redis, [store.record_key(claim.record.id, claim.where), _lease(claim)],
+    return bool(await _CONSUME(store.mux, [store.record_key(claim.record.id, claim.where), _lease(claim)],
                                [claim.token, *fields]))
 
 
@@ -126,7 +123,8 @@ SettleOutcome = Literal["ok", "continue", "lost"]
 async def settle(
     store: InvocationStore, claim: Claim, status: str, detail: dict | None = None
 ) -> tuple[SettleOutcome, str]:
-    """Move to parked/completed/failed, release the lease, pop the queue; returns the outcome and the next head.
+    """Move to parked/completed/failed, release the lease, pop the queue and send the next head's run job;
+    returns the outcome and the next head.
 
     ``continue``: parking was refused because responses arrived meanwhile; the lease is still held.
     """
@@ -136,22 +134,24 @@ async def settle(
     if status != "parked":
         values["finished_at"] = now
     where = claim.where
-    reply = await _SETTLE(store.redis, [
+    reply = await _SETTLE(store.mux, [
         store.record_key(claim.record.id, where), keys.session_queue(where.app, where.user, where.session),
         _lease(claim), keys.session_stream(where.app, where.user, where.session),
         keys.session_active_invocations(where.app, where.user, where.session),
+        keys.invocation_settled(where.app, where.user, claim.record.id),
     ], [claim.token, claim.record.id, status, now, status_data(status, detail), *encode_fields(values)])
     if reply[0] != "ok":
         claim.settling = reply[0] != "continue"
         return reply[0], ""
-    await store.redis.zrem(keys.lease_expiries(), claim.record.id)
+    await store.batch(("ZREM", keys.lease_expiries(), claim.record.id), ("ZREM", keys.dispatch_due(), claim.record.id),
+                      *(store.dispatch_commands(reply[1]) if reply[1] else ()))
     return "ok", reply[1]
 
 
 async def hand_back(store: InvocationStore, claim: Claim) -> None:
     """Give the lease up without settling (graceful shutdown) and re-send the run job for another worker."""
-    if await _RELEASE(store.redis, [_lease(claim)], [claim.token]):
-        await store.redis.zrem(keys.lease_expiries(), claim.record.id)
+    if await _RELEASE(store.mux, [_lease(claim)], [claim.token]):
+        await store.mux.execute_command("ZREM", keys.lease_expiries(), claim.record.id)
         await store.dispatch_next(claim.record.id)
 
 

@@ -63,8 +63,8 @@ def sent_event(task_id: str, invocation_id: str) -> str:
     })
 
 
-def add_run_job(pipe, invocation_id: str, db: int = 0) -> None:
-    """Queue the run job (and its task-sent event) on a redis pipeline."""
+def run_job_commands(invocation_id: str, db: int = 0) -> list[tuple]:
+    """The Redis commands that send the run job and its task-sent event."""
     task_id, message = run_job(invocation_id)
-    pipe.lpush(QUEUE, message)
-    pipe.publish(_EVENT_CHANNEL.format(db=db), sent_event(task_id, invocation_id))
+    return [("LPUSH", QUEUE, message),
+            ("PUBLISH", _EVENT_CHANNEL.format(db=db), sent_event(task_id, invocation_id))]

@@ -10,6 +10,10 @@ _STATUS = """
 local function status_entry(stream, invocation_id, data)
   return redis.call('XADD', stream, '*', 'kind', 'status', 'inv', invocation_id, 'data', data)
 end
+local function settled_entry(key, status)
+  redis.call('XADD', key, 'MAXLEN', '~', 16, '*', 'status', status)
+  redis.call('EXPIRE', key, 604800)
+end
 local function entry_ms(entry_id)
   return tonumber(string.match(entry_id, '^(%d+)'))
 end
@@ -72,7 +76,8 @@ return 1
 """
 
 SETTLE = _STATUS + """
--- KEYS: record, queue, lease, stream, active; ARGV: token, invocation_id, status, now, status_data, field, value, ...
+-- KEYS: record, queue, lease, stream, active, settled
+-- ARGV: token, invocation_id, status, now, status_data, field, value, ...
 -- Parking while responses wait keeps the lease: the caller resumes at once ('continue').
 if redis.call('GET', KEYS[3]) ~= ARGV[1] then return {'lost'} end
 if ARGV[3] == 'parked' and tonumber(redis.call('HGET', KEYS[1], 'waiting') or '0') > 0 then
@@ -89,6 +94,7 @@ if #ARGV > 5 then redis.call('HSET', KEYS[1], unpack(ARGV, 6)) end
 redis.call('DEL', KEYS[3])
 redis.call('LREM', KEYS[2], 1, ARGV[2])
 status_entry(KEYS[4], ARGV[2], ARGV[5])
+settled_entry(KEYS[6], ARGV[3])
 return {'ok', redis.call('LINDEX', KEYS[2], 0) or ''}
 """
 
@@ -121,7 +127,7 @@ return {'stored', status}
 """
 
 CANCEL = _STATUS + """
--- KEYS: record, queue, lease, fence, stream, active; ARGV: invocation_id, now, status_data, field, value, ...
+-- KEYS: record, queue, lease, fence, stream, active, settled; ARGV: invocation_id, now, status_data, field, value, ...
 -- Cancelling a running invocation deletes its lease and bumps the fence: its next commit is refused.
 local status = redis.call('HGET', KEYS[1], 'status')
 if not status then return {'gone'} end
@@ -139,6 +145,7 @@ end
 redis.call('HSET', KEYS[1], 'status', 'cancelled', 'updated_at', ARGV[2], unpack(ARGV, 4))
 redis.call('ZREM', KEYS[6], ARGV[1])
 status_entry(KEYS[5], ARGV[1], ARGV[3])
+settled_entry(KEYS[7], 'cancelled')
 local next_head = ''
 if was_head then next_head = redis.call('LINDEX', KEYS[2], 0) or '' end
 return {'ok', status, next_head}

@@ -12,6 +12,7 @@ from typing import Any
 
 import redis.asyncio as aioredis
 from google.genai import types
+from redis.asyncio.connection import parse_url
 from redis.exceptions import NoScriptError
 
 from runtime.errors import (
@@ -74,14 +75,26 @@ class InvocationStore:
     def __init__(self, redis_url: str, *, celery_app: Any | None = None):
         self.redis_url = redis_url
         self.clients = _LoopClients(redis_url)
-        self.dispatcher = Dispatcher(celery_app)
+        self.dispatcher = Dispatcher(celery_app, db=int(parse_url(redis_url).get("db") or 0))
         self._where: dict[str, Where] = {}
         self._session_service = None
+        self._scripts_loaded = False
 
     @property
     def redis(self):
         """The redis.asyncio client (decoded responses) of the running loop."""
         return self.clients.get()
+
+    @property
+    def mux(self):
+        """The running loop's pipelined connection for non-blocking commands (``runtime.redis_store.mux``)."""
+        return self.clients.mux()
+
+    async def batch(self, *commands: tuple) -> list:
+        """Send commands back to back on the mux connection (one round trip); replies or exceptions, in order."""
+        mux = self.mux
+        return await asyncio.gather(*(mux.execute_command(*command) for command in commands),
+                                    return_exceptions=True)
 
     @property
     def session_service(self):
@@ -104,7 +117,7 @@ class InvocationStore:
         """Where the invocation lives. Raises InvocationNotFoundError."""
         where = self._where.get(invocation_id)
         if where is None:
-            raw = await self.redis.hget(keys.invocation_index(), invocation_id)
+            raw = await self.mux.execute_command("HGET", keys.invocation_index(), invocation_id)
             if raw is None:
                 raise InvocationNotFoundError(f"invocation {invocation_id!r} does not exist")
             app, user, session = json.loads(raw)
@@ -162,31 +175,29 @@ class InvocationStore:
             keys.session_stream(app, user, session_id), keys.session_active_invocations(app, user, session_id),
         ]
         args = [record.id, record.created_at, QUEUED, *encode_record(record)]
-        pipe = self.redis.pipeline(transaction=False)
-        pipe.hset(keys.invocation_index(), record.id, dumps([app, user, session_id]))
-        pipe.evalsha(_ENQUEUE.sha, len(script_keys), *script_keys, *args)
-        pipe.zadd(keys.dispatch_due(), {record.id: _ms(time.time() + DISPATCH_GRACE_S)})
-        direct = self.dispatcher.app is None
-        if direct:  # the job rides along; for a missing session the worker drops it as 'gone'
-            self.dispatcher.add(pipe, record.id)
-        try:
-            reply = (await pipe.execute(raise_on_error=False))[1]
-            if isinstance(reply, NoScriptError):  # first use, or a server restart emptied the script cache
-                reply = await _ENQUEUE(self.redis, script_keys, args)
-                direct = False  # the job that rode along found no record and was dropped: send it again
-            elif isinstance(reply, Exception):
-                raise reply
-        except BaseException:
-            await self.redis.hdel(keys.invocation_index(), record.id)
-            raise
-        if reply[0] == -1:
-            pipe = self.redis.pipeline(transaction=False)
-            pipe.hdel(keys.invocation_index(), record.id)
-            pipe.zrem(keys.dispatch_due(), record.id)
-            await pipe.execute()
+        if not self._scripts_loaded:  # so the job riding along below normally finds its record
+            await self.mux.script_load(_ENQUEUE.source)
+            self._scripts_loaded = True
+        run_job = self.dispatcher.commands(record.id)  # none when a Celery app sends it (then: sent already)
+        replies = await self.batch(
+            ("HSET", keys.invocation_index(), record.id, dumps([app, user, session_id])),
+            ("EVALSHA", _ENQUEUE.sha, len(script_keys), *script_keys, *args),
+            ("ZADD", keys.dispatch_due(), _ms(time.time() + DISPATCH_GRACE_S), record.id),
+            *run_job,
+        )
+        reply = replies[1]
+        resend = False
+        if isinstance(reply, NoScriptError):  # a server restart emptied the script cache
+            reply = await _ENQUEUE(self.mux, script_keys, args)
+            resend = True  # the job that rode along found no record and was dropped: send it again
+        failed = next((r for r in replies if isinstance(r, Exception) and not isinstance(r, NoScriptError)), None)
+        if failed is not None or reply[0] == -1:
+            await self.batch(("HDEL", keys.invocation_index(), record.id), ("ZREM", keys.dispatch_due(), record.id))
+            if failed is not None:
+                raise failed
             raise SessionNotFoundError(f"session {session_id!r} of user {user!r} in app {app!r} does not exist")
         self._where[record.id] = where
-        if not direct:
+        if resend:
             await self.dispatch_next(record.id)
         return record.id
 
@@ -207,7 +218,7 @@ class InvocationStore:
         for response in responses:
             args += [response.id, response.name or "", "1" if response.will_continue else "0",
                      dumps(response.model_dump(mode="json", exclude_none=True))]
-        reply = await _RESPOND(self.redis, [
+        reply = await _RESPOND(self.mux, [
             rkey, keys.session_queue(where.app, where.user, where.session),
             keys.session_stream(where.app, where.user, where.session),
         ], args)
@@ -234,12 +245,13 @@ class InvocationStore:
         now = time.time()
         error = {"type": "InvocationCancelledError", "message": reason}
         fields = encode_fields({"cancel_reason": reason, "error": error, "finished_at": now})
-        reply = await _CANCEL(self.redis, [
+        reply = await _CANCEL(self.mux, [
             self.record_key(invocation_id, where), keys.session_queue(where.app, where.user, where.session),
             keys.session_lease(where.app, where.user, where.session),
             keys.session_fence(where.app, where.user, where.session),
             keys.session_stream(where.app, where.user, where.session),
             keys.session_active_invocations(where.app, where.user, where.session),
+            keys.invocation_settled(where.app, where.user, invocation_id),
         ], [invocation_id, now, status_data("cancelled", {"reason": reason}), *fields])
         if reply[0] == "gone":
             raise InvocationNotFoundError(f"invocation {invocation_id!r} does not exist")
@@ -252,10 +264,12 @@ class InvocationStore:
 
     async def dispatch_next(self, invocation_id: str) -> None:
         """Send the run job of a session's new queue head (or of a resumed or reaped invocation)."""
-        pipe = self.redis.pipeline(transaction=False)
-        pipe.zadd(keys.dispatch_due(), {invocation_id: _ms(time.time() + DISPATCH_GRACE_S)})
-        self.dispatcher.add(pipe, invocation_id)
-        await pipe.execute()
+        await self.batch(*self.dispatch_commands(invocation_id))
+
+    def dispatch_commands(self, invocation_id: str) -> list[tuple]:
+        """A run job and its dispatch-watchdog entry, as commands."""
+        return [("ZADD", keys.dispatch_due(), _ms(time.time() + DISPATCH_GRACE_S), invocation_id),
+                *self.dispatcher.commands(invocation_id)]
 
     # --- following ---
 
@@ -300,10 +314,15 @@ class InvocationStore:
                 yield entry
 
     async def wait(self, invocation_id: str, timeout: float | None) -> InvocationRecord:
-        """The record once it is settled; TimeoutError after ``timeout`` seconds."""
+        """The record once it is settled; TimeoutError after ``timeout`` seconds.
+
+        Blocks on the invocation's own ``settled`` stream, which gets one entry per settle, so a waiter wakes
+        once instead of for every event of the session.
+        """
         where = await self.locate(invocation_id)
+        settled_key = keys.invocation_settled(where.app, where.user, invocation_id)
         pipe = self.redis.pipeline(transaction=False)
-        pipe.xrevrange(keys.session_stream(where.app, where.user, where.session), count=1)
+        pipe.xrevrange(settled_key, count=1)
         pipe.hgetall(self.record_key(invocation_id, where))
         newest, fields = await pipe.execute()
         if not fields:
@@ -312,15 +331,12 @@ class InvocationStore:
         record = decode_record(fields)
         deadline = None if timeout is None else time.monotonic() + timeout
         while not record.settled:
-            # Block on the stream (no polling), never past the deadline: XREAD's own timeout ends the wait.
-            block_ms = BLOCK_MS if deadline is None else max(1, min(BLOCK_MS, int((deadline - time.monotonic()) * 1000)))
             if deadline is not None and time.monotonic() >= deadline:
                 raise TimeoutError(f"invocation {invocation_id!r} did not settle within {timeout}s")
-            entries, cursor = await streams.read_page(
-                self.redis, where.app, where.user, where.session, cursor,
-                invocation_id=invocation_id, block_ms=block_ms,
-            )
-            if any(e.kind == "status" and e.data.get("status") in SETTLED for e in entries):
+            left_ms = BLOCK_MS if deadline is None else int((deadline - time.monotonic()) * 1000)
+            reply = await self.redis.xread({settled_key: cursor}, count=16, block=max(1, min(BLOCK_MS, left_ms)))
+            if reply:
+                cursor = reply[0][1][-1][0]
                 record = await self.get(invocation_id)
         return record
 

@@ -41,6 +41,9 @@ class InvocationRun:
     resumed: bool = False
     resumable: bool = False
     """Checkpoint workflow progress and pause on long-running calls (ADK's ResumabilityConfig)."""
+    llm_end_events: bool = False
+    """Also commit ``end_of_agent`` when an LlmAgent finishes (ADK's resumable event shape; resumption does
+    not need it, an LlmAgent's progress is read from its own events)."""
     uncommitted: dict[tuple[str, str], Any] = field(default_factory=dict)
     """Tool answers computed but not yet committed, by (invocation_id, call_id); shared across runs of one
     Runner so a resumed run reuses them instead of repeating the side effect."""
@@ -76,7 +79,13 @@ class InvocationContext:
     run_config: RunConfig = field(default_factory=RunConfig)
     branch: str | None = None
     end_invocation: bool = False
-    run: InvocationRun
+    run: InvocationRun = None  # type: ignore[assignment]  # built in __post_init__ when not given
+
+    def __post_init__(self) -> None:
+        if self.run is None:  # a context made by hand (tests, custom tooling): index the agent's tree
+            from ..routing import index_tree
+
+            self.run = InvocationRun(agents=index_tree(self.agent.root_agent))
 
     @property
     def app_name(self) -> str:

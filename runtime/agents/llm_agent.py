@@ -13,7 +13,7 @@ from ..errors import UsageError
 from ..events import Event
 from ..models.base_llm import BaseLlm
 from .base_agent import BaseAgent
-from .callbacks import Callbacks
+from .callbacks import Callbacks, as_list
 from .invocation_context import InvocationContext
 
 InstructionProvider = Callable[..., Any]
@@ -92,6 +92,30 @@ class LlmAgent(BaseAgent):
                 targets.extend(peer for peer in parent.sub_agents if peer is not self)
         return targets
 
+    async def canonical_tools(self, ctx: Any = None) -> list[Any]:
+        """The tools as BaseTool instances (ADK's name for ``tools_dict().values()``)."""
+        return list(self.tools_dict().values())
+
+    @property
+    def canonical_before_model_callbacks(self) -> list[Callable[..., Any]]:
+        """``before_model_callback`` as a list."""
+        return as_list(self.before_model_callback)
+
+    @property
+    def canonical_after_model_callbacks(self) -> list[Callable[..., Any]]:
+        """``after_model_callback`` as a list."""
+        return as_list(self.after_model_callback)
+
+    @property
+    def canonical_before_tool_callbacks(self) -> list[Callable[..., Any]]:
+        """``before_tool_callback`` as a list."""
+        return as_list(self.before_tool_callback)
+
+    @property
+    def canonical_after_tool_callbacks(self) -> list[Callable[..., Any]]:
+        """``after_tool_callback`` as a list."""
+        return as_list(self.after_tool_callback)
+
     def tools_dict(self) -> dict[str, Any]:
         """Tools by name (functions wrapped as FunctionTool, transfer_to_agent added when needed)."""
         return self._refresh_tools().tools
@@ -130,7 +154,7 @@ class LlmAgent(BaseAgent):
             yield event
         # An error answer stays the invocation's last word (callers read the outcome from it).
         failed = last is not None and last.error_code is not None and last.author == self.name
-        if ctx.run.resumable and not ctx.end_invocation and not ctx.is_paused() and not failed:
+        if ctx.run.llm_end_events and not ctx.end_invocation and not ctx.is_paused() and not failed:
             yield self._checkpoint(ctx, end_of_agent=True)
 
     def _save_output(self, event: Event) -> None:

@@ -113,9 +113,11 @@ async def _journaled(agent, ctx, tool, call, tool_context) -> Any:
         # (a stopped ParallelAgent branch): the runner keeps such answers until their event is committed.
         key = (ctx.invocation_id, call.id)
         if key in ctx.run.uncommitted:
-            return ctx.run.uncommitted[key]
+            response, actions = ctx.run.uncommitted[key]
+            tool_context.actions.__dict__.update(actions.__dict__)  # what the tool asked for (transfer, state)
+            return response
         response = await _invoke(agent, tool, call, tool_context)
-        ctx.run.uncommitted[key] = response
+        ctx.run.uncommitted[key] = (response, tool_context.actions)
         return response
     previous = await journal.begin(ctx.invocation_id, call.id, tool.name)
     if previous is not None and previous.status == "completed":

@@ -25,7 +25,7 @@ async def run_flow(agent: LlmAgent, ctx: InvocationContext) -> AsyncGenerator[Ev
     """Run ``agent`` until it gives a final answer, transfers, or pauses on a long-running call."""
     if ctx.run.resumed:
         plan = resume_plan.plan(agent, ctx)
-        if plan.kind == "done" or (plan.kind == "finished" and not ctx.run.resumable):
+        if plan.kind == "done" or (plan.kind == "finished" and not ctx.run.llm_end_events):
             ctx.end_invocation = True  # nothing left, not even the after-agent callback
             return
         if plan.kind == "finished":
@@ -74,7 +74,8 @@ async def build_request(agent: LlmAgent, ctx: InvocationContext) -> LlmRequest:
 async def _one_step(agent: LlmAgent, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
     request = await build_request(agent, ctx)
     template = _fast.event(invocation_id=ctx.invocation_id, author=agent.name, branch=ctx.branch)
-    callback_context = CallbackContext(ctx, event_actions=template.actions)
+    has_callbacks = agent.before_model_callback or agent.after_model_callback
+    callback_context = CallbackContext(ctx, event_actions=template.actions) if has_callbacks else None
     async for response in _responses(agent, ctx, request, callback_context):
         if not response.content and not response.error_code and not response.interrupted:
             continue
@@ -88,7 +89,7 @@ async def _one_step(agent: LlmAgent, ctx: InvocationContext) -> AsyncGenerator[E
 
 
 async def _responses(
-    agent: LlmAgent, ctx: InvocationContext, request: LlmRequest, callback_context: CallbackContext
+    agent: LlmAgent, ctx: InvocationContext, request: LlmRequest, callback_context: CallbackContext | None
 ) -> AsyncGenerator[LlmResponse, None]:
     """The model's answers with the model callbacks applied; a ModelError becomes an error answer."""
     replaced = await first_answer(agent.before_model_callback, callback_context=callback_context, llm_request=request)

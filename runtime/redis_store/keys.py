@@ -154,3 +154,9 @@ def tool_journal(invocation_id: str) -> str:
 def workers() -> str:
     """Hash: worker name -> JSON {pid, apps, started_at}; written when a worker is ready to consume."""
     return f"{PREFIX}workers"
+
+
+def invocation_settled(app_name: str, user_id: str, invocation_id: str) -> str:
+    """Stream: one entry each time the invocation settles (parked, completed, failed, cancelled); waiters block
+    on it instead of reading every entry of the session stream."""
+    return f"{PREFIX}{user_tag(app_name, user_id)}:i:{_part(invocation_id)}:settled"

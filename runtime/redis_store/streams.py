@@ -8,8 +8,14 @@ XADDs committed events; the worker XADDs partial events and status entries with 
 Trimming: every XADD trims the stream once it is ``maxlen`` + 10% long (to ``maxlen``) or, with
 ``max_age_s``, holds entries older than that; but never at or after the *floor*, the first entry of the
 oldest active invocation. Active invocations live in a sorted set (``keys.session_active_invocations``)
-scored by the millisecond part of their first entry id; the worker adds an invocation when it starts
-(``mark_invocation_active``) and removes it when it settles (``mark_invocation_settled``).
+scored by the millisecond part of their first entry id (so the floor errs early by at most one
+millisecond's entries); the worker adds an invocation when it is queued or starts (``mark_invocation_active``)
+and removes it when it settles (``mark_invocation_settled``). Entries of settled invocations are kept while
+they are among the newest ``maxlen`` (and younger than ``max_age_s``); a reader resuming after a trimmed
+entry simply continues from the oldest entry still there.
+
+Reading one invocation out of a busy session: ``read_page`` also returns the id it scanned up to, so the
+next call skips other invocations' entries instead of scanning them again (``follow_stream`` does this).
 """
 
 from __future__ import annotations

@@ -129,8 +129,14 @@ async def test_a_response_to_a_call_that_is_not_pending_is_a_409(queue_app):
             f"/invocations/{invocation_id}/function-responses",
             json={"functionResponses": [{"id": "c1", "name": "ask_for_approval", "response": {"ok": True}}]},
         )
-    assert response.status_code == 409
-    assert response.json()["error"] in ("CallNotPendingError", "InvalidTransitionError")
+    assert (response.status_code, response.json()) == (
+        409,
+        {
+            "error": "CallNotPendingError",
+            "detail": f"function call 'c1' is not pending on invocation {invocation_id!r} "
+            "(never issued as a long-running call, or already answered)",
+        },
+    )
 
 
 async def test_a_malformed_last_event_id_is_a_400(queue_app):

@@ -55,3 +55,18 @@ async def test_sessions_and_streams_survive_a_restart_with_the_aof(tmp_path):
         await service.aclose()
     finally:
         server.stop()
+
+
+def test_a_server_that_cannot_start_is_reported_with_its_log(tmp_path):
+    from runtime.errors import UsageError
+
+    with EmbeddedRedis(tmp_path / "first", appendonly=False) as first:
+        second = EmbeddedRedis(tmp_path / "second", port=first.port, appendonly=False)
+        try:
+            second.start()
+        except UsageError as exc:
+            assert "redis-server exited" in str(exc) and "Address already in use" in str(exc)
+        else:
+            raise AssertionError("a second server on a taken port started")
+        finally:
+            second.stop()

@@ -185,3 +185,31 @@ async def test_a_malformed_entry_id_is_refused_with_a_usage_error(client, bad):
 
     with pytest.raises(UsageError, match="is not of the form"):
         await read_stream(client, APP, USER, SID, bad)
+
+
+async def test_a_follower_sees_every_entry_once_while_writers_race(redis_url, client):
+    service = RedisSessionService(redis_url)
+    session = await service.create_session(app_name=APP, user_id=USER, session_id=SID)
+
+    async def committer():
+        for i in range(40):
+            await service.append_event(session, Event(author="agent", invocation_id="e-1", id=f"c{i}"))
+
+    async def streamer():
+        for i in range(40):
+            await publish_event(client, APP, USER, SID, "e-1", Event(author="agent", invocation_id="e-1",
+                                                                     id=f"p{i}", partial=True))
+
+    async def follower():
+        return [entry async for entry in follow_stream(client, APP, USER, SID, invocation_id="e-1", block_ms=200)]
+
+    following = asyncio.ensure_future(follower())
+    await asyncio.gather(committer(), streamer())
+    await publish_status(client, APP, USER, SID, "e-1", "completed")
+    followed = await following
+    everything = await read_stream(client, APP, USER, SID, count=1000)
+    assert followed == everything and len(everything) == 81
+    assert [e.data["id"] for e in everything if e.kind == "event" and e.data["id"].startswith("c")] == [
+        f"c{i}" for i in range(40)
+    ]
+    await service.aclose()

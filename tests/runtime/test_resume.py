@@ -231,3 +231,41 @@ async def test_an_invocation_that_started_at_a_sub_agent_resumes_there():
     assert first.author == "billing"
     rest = await run(s.runner, session, invocation_id=first.invocation_id)
     assert {e.author for e in rest} == {"billing"}
+
+
+@pytest.mark.parametrize("resumable", [True, False, None], ids=["resumable", "not-resumable", "journaled"])
+async def test_resuming_a_finished_invocation_does_not_repeat_the_after_agent_callback(resumable):
+    from google.genai import types
+
+    from runtime.tools import InMemoryToolJournal
+
+    def after(callback_context):
+        return types.Content(role="model", parts=[types.Part(text="appendix")])
+
+    agent = LlmAgent(name="a", model=ScriptedLlm(turns=["answer"]), after_agent_callback=after)
+    runner = InMemoryRunner(agent=agent, app_name="app", resumable=resumable,
+                            tool_journal=InMemoryToolJournal() if resumable is None else None)
+    session = await new_session(runner)
+    events = await run(runner, session, user_text("go"))
+    assert await run(runner, session, invocation_id=events[0].invocation_id) == []
+    assert [e.text() for e in await stored(runner, session) if e.content] == ["go", "answer", "appendix"]
+
+
+async def test_a_tool_answer_computed_but_not_committed_is_reused_with_its_actions():
+    # Simulate a stop between the tool finishing and its answer being committed (as a stopped parallel
+    # branch can): the runner remembers the answer and what the tool asked for, and does not run it again.
+    s = Scenario(single)
+    session = await new_session(s.runner)
+    events = s.runner.run_async(user_id=USER, session_id=session.id, new_message=user_text("go"))
+    first = await events.__anext__()
+    await events.aclose()
+    from runtime.events import EventActions
+
+    call_id = first.get_function_calls()[0].id
+    s.runner._uncommitted[(first.invocation_id, call_id)] = (
+        {"charged": 5}, EventActions(state_delta={"paid": True}))
+    rest = await run(s.runner, session, invocation_id=first.invocation_id)
+    assert s.effects == []
+    assert (rest[0].get_function_responses()[0].response, rest[0].actions.state_delta) == (
+        {"charged": 5}, {"paid": True})
+    assert s.runner._uncommitted == {}
