@@ -23,10 +23,14 @@ class Dispatcher:
         self.db = db
 
     def commands(self, invocation_id: str) -> list[tuple]:
-        """The commands that send the run job; with a Celery app it is sent now and there are none."""
+        """The commands that send the run job (none with a Celery app: call ``sent`` after they ran)."""
         if self.app is not None:
-            self.app.send_task(RUN_TASK, args=[invocation_id], queue=QUEUE)
             return []
         from .message import run_job_commands
 
         return run_job_commands(invocation_id, self.db)
+
+    def sent(self, invocation_id: str) -> None:
+        """Called once the commands ran: with a Celery app, this is where the job is sent."""
+        if self.app is not None:
+            self.app.send_task(RUN_TASK, args=[invocation_id], queue=QUEUE)

@@ -145,6 +145,8 @@ async def settle(
         return reply[0], ""
     await store.batch(("ZREM", keys.lease_expiries(), claim.record.id), ("ZREM", keys.dispatch_due(), claim.record.id),
                       *(store.dispatch_commands(reply[1]) if reply[1] else ()))
+    if reply[1]:
+        store.dispatcher.sent(reply[1])
     return "ok", reply[1]
 
 

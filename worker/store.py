@@ -178,7 +178,7 @@ class InvocationStore:
         if not self._scripts_loaded:  # so the job riding along below normally finds its record
             await self.mux.script_load(_ENQUEUE.source)
             self._scripts_loaded = True
-        run_job = self.dispatcher.commands(record.id)  # none when a Celery app sends it (then: sent already)
+        run_job = self.dispatcher.commands(record.id)
         replies = await self.batch(
             ("HSET", keys.invocation_index(), record.id, dumps([app, user, session_id])),
             ("EVALSHA", _ENQUEUE.sha, len(script_keys), *script_keys, *args),
@@ -199,6 +199,8 @@ class InvocationStore:
         self._where[record.id] = where
         if resend:
             await self.dispatch_next(record.id)
+        else:
+            self.dispatcher.sent(record.id)
         return record.id
 
     async def respond(self, invocation_id: str, function_responses: list[Any]) -> InvocationRecord:
@@ -265,6 +267,7 @@ class InvocationStore:
     async def dispatch_next(self, invocation_id: str) -> None:
         """Send the run job of a session's new queue head (or of a resumed or reaped invocation)."""
         await self.batch(*self.dispatch_commands(invocation_id))
+        self.dispatcher.sent(invocation_id)
 
     def dispatch_commands(self, invocation_id: str) -> list[tuple]:
         """A run job and its dispatch-watchdog entry, as commands."""
