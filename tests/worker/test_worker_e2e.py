@@ -142,7 +142,7 @@ async def test_duplicate_run_jobs_are_harmless(workers, client, user):
     session = await client.create_session("slow", user)
     invocation_id = await client.enqueue("slow", user, session.id, "go")
     for _ in range(5):
-        await client._store.dispatcher.send(client._store.redis, invocation_id)
+        await client._store.batch(*client._store.dispatcher.commands(invocation_id))  # a bare duplicate job
     record = await _settled(client, invocation_id, "completed", timeout=60)
     assert record.attempts == 1
     session = await client.session_service.get_session(app_name="slow", user_id=user, session_id=session.id)
