@@ -237,9 +237,10 @@ class InvocationStore:
         finals = [r.id for r in responses if not r.will_continue]
         if finals:
             await self.redis.zrem(keys.call_deadlines(), *[f"{invocation_id} {call_id}" for call_id in finals])
+        record = await self.get(invocation_id)  # as stored by this call, before a worker can pick it up
         if outcome == "queued":
             await self.dispatch_next(invocation_id)
-        return await self.get(invocation_id)
+        return record
 
     async def cancel(self, invocation_id: str, reason: str) -> InvocationRecord:
         """Cancel unless already final; a running invocation is fenced out of its next commit."""

@@ -167,3 +167,43 @@ def _broken_turn(request: LlmRequest):
 
 
 broken_app = App(name="broken", root_agent=LlmAgent(name="broken", model=ScriptedLlm(responder=_broken_turn)))
+
+
+# --- tools whose worker dies while they run: in-doubt calls ---------------------------------------------
+
+
+def _slow_side_effect(tool_context: ToolContext, tool: str) -> dict:
+    import time
+
+    _count(tool_context, tool)
+    time.sleep(float(os.environ.get("TEST_TOOL_SECONDS", "3")))  # the worker is SIGKILLed meanwhile
+    return {"done": tool}
+
+
+def transfer_money(tool_context: ToolContext) -> dict:
+    """Move money (not safe to repeat)."""
+    return _slow_side_effect(tool_context, "transfer_money")
+
+
+def refresh_cache(tool_context: ToolContext) -> dict:
+    """Refresh a cache (safe to repeat)."""
+    return _slow_side_effect(tool_context, "refresh_cache")
+
+
+def _risky_turn(tool_name: str):
+    def turn(request: LlmRequest):
+        responses = _responses(request)
+        if not responses:
+            return types.FunctionCall(name=tool_name, args={})
+        return f"result: {responses[-1].response}"
+
+    return turn
+
+
+risky_app = App(name="risky", root_agent=LlmAgent(
+    name="risky", model=ScriptedLlm(responder=_risky_turn("transfer_money")), tools=[FunctionTool(transfer_money)],
+))
+idempotent_app = App(name="idempotent", root_agent=LlmAgent(
+    name="idempotent", model=ScriptedLlm(responder=_risky_turn("refresh_cache")),
+    tools=[FunctionTool(refresh_cache, idempotent=True)],
+))

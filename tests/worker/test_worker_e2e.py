@@ -208,3 +208,34 @@ async def test_an_invocation_past_its_time_limit_fails_with_a_timeout(workers, c
     record = await client.wait(invocation_id, timeout=30)
     assert (record.status, record.error.type) == ("failed", "InvocationTimeoutError")
     assert "0.3s time limit" in record.error.message
+
+
+async def _holder_when_tool_started(client, invocation_id, tool):
+    async with asyncio.timeout(30):
+        while not await _side_effects(client, invocation_id):
+            await asyncio.sleep(0.02)
+    return (await client.get(invocation_id)).worker
+
+
+async def test_a_tool_cut_off_by_a_dead_worker_is_rerun_only_when_declared_idempotent(workers, client, user):
+    workers.ensure("w1", "w2", "w3")  # a spare, in case the two invocations ran on two workers
+    risky_session = await client.create_session("risky", user)
+    safe_session = await client.create_session("idempotent", user)
+    risky = await client.enqueue("risky", user, risky_session.id, "transfer")
+    safe = await client.enqueue("idempotent", user, safe_session.id, "refresh")
+    victims = {await _holder_when_tool_started(client, risky, "transfer_money"),
+               await _holder_when_tool_started(client, safe, "refresh_cache")}
+    for victim in victims:
+        workers.kill(victim)
+    assert (await _settled(client, risky, "completed", timeout=60)).attempts == 2
+    assert (await _settled(client, safe, "completed", timeout=60)).attempts == 2
+
+    assert list((await _side_effects(client, risky)).values()) == ["1"]  # never silently doubled
+    session = await client.session_service.get_session(app_name="risky", user_id=user, session_id=risky_session.id)
+    assert _said(session)[-1] == "result: {'error': 'The outcome of tool `transfer_money` is unknown: a previous " \
+        "attempt started but did not finish (the worker running it stopped). It was not retried because it is " \
+        "not declared idempotent.'}"
+    assert list((await _side_effects(client, safe)).values()) == ["2"]  # re-run, as declared safe
+    session = await client.session_service.get_session(app_name="idempotent", user_id=user,
+                                                       session_id=safe_session.id)
+    assert _said(session)[-1] == "result: {'done': 'refresh_cache'}"

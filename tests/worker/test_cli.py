@@ -1,0 +1,36 @@
+"""The ``agentq`` terminal commands against real workers: enqueue, follow, respond, get, cancel."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+from tests.worker.conftest import ROOT
+
+
+def agentq(redis_url: str, *args: str) -> list[dict]:
+    result = subprocess.run(
+        [sys.executable, "-m", "agentq.cli", *args], cwd=ROOT, capture_output=True, text=True, timeout=60,
+        env={**os.environ, "AGENTQ_REDIS_URL": redis_url, "PYTHONPATH": str(ROOT)},
+    )
+    assert result.returncode == 0, result.stderr
+    return [json.loads(line) for line in result.stdout.splitlines()]
+
+
+def test_enqueue_follow_and_respond_from_the_terminal_run_the_approval_flow(workers, user):
+    [enqueued, *entries] = agentq(workers.redis_url, "enqueue", "approval", user, "Please pay 100", "--follow")
+    invocation_id = enqueued["invocationId"]
+    assert [e["data"]["status"] for e in entries if e["kind"] == "status"] == ["queued", "running", "parked"]
+    [call] = entries[-1]["data"]["detail"]["pendingCalls"]
+    assert (call["name"], call["args"]) == ("ask_for_approval", {"amount": 100})
+
+    [answered, *resumed] = agentq(workers.redis_url, "respond", invocation_id, call["id"], '{"approved": true}',
+                                  "--follow")
+    assert answered == {"invocationId": invocation_id, "status": "queued"}
+    assert [e["data"]["status"] for e in resumed if e["kind"] == "status"] == ["queued", "running", "completed"]
+    [record] = agentq(workers.redis_url, "get", invocation_id)
+    assert (record["id"], record["status"], record["attempts"]) == (invocation_id, "completed", 2)
+    assert [e["data"]["content"]["parts"][0].get("text") for e in resumed if e["kind"] == "event"
+            and e["data"].get("content")][-1] == "Paid 100."
