@@ -20,6 +20,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--threads", type=int, default=None,
                         help="Celery pool threads that hand jobs to the loop (AGENTQ_THREADS, default 4)")
     parser.add_argument("--pool", choices=["threads", "solo"], default=None, help="Celery pool (AGENTQ_POOL)")
+    parser.add_argument("--handoff", choices=["claim", "loop"], default=None,
+                        help="ack a run job once its invocation is claimed (claim), or once the event loop has it "
+                        "(loop: one thread handoff fewer; the dispatch watchdog covers a crash before the claim). "
+                        "AGENTQ_HANDOFF, default claim")
     parser.add_argument("--name", default=None, help="worker name (default agentq-<host>-<pid>)")
 
 
@@ -41,7 +45,8 @@ def run(args: argparse.Namespace, settings) -> int:
     name = args.name or f"agentq-{socket.gethostname()}-{os.getpid()}"
     config = ExecutorConfig(worker_name=name, max_in_flight=args.concurrency or settings.concurrency)
     celery_app = make_celery(redis_url)
-    host = worker_host.WorkerHost(redis_url, apps, config=config)
+    handoff = args.handoff or settings.handoff
+    host = worker_host.WorkerHost(redis_url, apps, config=config, wait_for_claim=handoff == "claim")
     worker_host.install(host)
 
     @signals.worker_shutdown.connect(weak=False)

@@ -26,6 +26,8 @@ class Settings:
     threads: int = 4
     """Celery pool threads per worker process (they only hand run jobs to the event loop)."""
     pool: str = "threads"
+    handoff: str = "claim"
+    """When a run job is acknowledged: once its invocation is claimed, or once the event loop has it."""
     log_level: str = "INFO"
 
     @classmethod
@@ -39,6 +41,7 @@ class Settings:
             concurrency=int(env.get("AGENTQ_CONCURRENCY", "1000")),
             threads=int(env.get("AGENTQ_THREADS", "4")),
             pool=env.get("AGENTQ_POOL", "threads"),
+            handoff=env.get("AGENTQ_HANDOFF", "claim"),
             log_level=env.get("AGENTQ_LOG_LEVEL", "INFO").upper(),
         )
 
@@ -50,12 +53,13 @@ def ensure_redis(redis_url: str | None, data_dir: str):
         return redis_url, None
     from runtime.redis_store.launcher import EmbeddedRedis
 
-    url_file = Path(data_dir) / "redis" / "url"
+    data = Path(data_dir).resolve()  # redis-server chdirs into --dir, so relative paths would break
+    url_file = data / "redis" / "url"
     if url_file.is_file():
         url = url_file.read_text().strip()
         if _answers(url):
             return url, None
-    embedded = EmbeddedRedis(Path(data_dir) / "redis").start()
+    embedded = EmbeddedRedis(data / "redis").start()
     url_file.write_text(embedded.url + "\n")
     return embedded.url, embedded
 

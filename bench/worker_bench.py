@@ -38,7 +38,8 @@ def _env(url: str, **extra: str) -> dict[str, str]:
 
 
 @contextmanager
-def agentq_workers(url: str, names: list[str], *, threads: int = 4, pool: str = "threads", **env: str):
+def agentq_workers(url: str, names: list[str], *, threads: int = 4, pool: str = "threads", handoff: str = "claim",
+                   **env: str):
     """Start ``agentq worker`` processes and wait until they are ready."""
     import redis
 
@@ -47,7 +48,7 @@ def agentq_workers(url: str, names: list[str], *, threads: int = 4, pool: str = 
     processes = {}
     for name in names:
         args = [sys.executable, "-m", "agentq.cli", "--log-level", "WARNING", "worker", "--name", name,
-                "--threads", str(threads), "--pool", pool, "--concurrency", "5000"]
+                "--threads", str(threads), "--pool", pool, "--handoff", handoff, "--concurrency", "5000"]
         for app in APPS:
             args += ["--app", app]
         log = open(Path(tempfile.gettempdir()) / f"agentq-bench-{name}.log", "wb")  # noqa: SIM115
@@ -72,7 +73,13 @@ def agentq_workers(url: str, names: list[str], *, threads: int = 4, pool: str = 
             client.delete(keys.workers())
 
 
-def noop_rate(url: str, n: int, threads: int) -> float:
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time a process has used so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def noop_rate(url: str, n: int, threads: int, redis_pid: int) -> dict:
     """Messages per second a Celery worker drains for a task that does nothing but count itself."""
     import redis
 
@@ -91,18 +98,26 @@ def noop_rate(url: str, n: int, threads: int) -> float:
             while int(client.get("bench:noop_done") or 0) < 50:
                 time.sleep(0.01)
             client.set("bench:noop_done", 0)
+            cpu = (cpu_seconds(worker.pid), cpu_seconds(redis_pid), time.process_time())
             start = time.perf_counter()
             for _ in range(n):
                 app.send_task("bench.noop", queue="agentq")
             while int(client.get("bench:noop_done") or 0) < n:
                 time.sleep(0.002)
-            return n / (time.perf_counter() - start)
+            rate = n / (time.perf_counter() - start)
+            used = (cpu_seconds(worker.pid), cpu_seconds(redis_pid), time.process_time())
+            return {"rate": rate, **_cpu_per_invocation(cpu, used, n)}
     finally:
         worker.terminate()
         worker.wait(timeout=20)
 
 
-async def e2e_rate(url: str, n: int, window: int) -> dict:
+def _cpu_per_invocation(before: tuple, after: tuple, n: int) -> dict:
+    worker, redis, client = ((b - a) * 1000 / n for a, b in zip(before, after, strict=True))
+    return {"cpu_ms_per_invocation": {"worker": worker, "redis": redis, "client": client}}
+
+
+async def e2e_rate(url: str, n: int, window: int, worker_pid: int, redis_pid: int) -> dict:
     """Invocations per second, enqueue -> completed observed, ``window`` in flight; checks every history."""
     from worker.client import AgentqClient
 
@@ -119,13 +134,15 @@ async def e2e_rate(url: str, n: int, window: int) -> dict:
             return invocation_id
 
     await asyncio.gather(*[one(i, s) for i, s in enumerate(sessions[:50])])  # warm up
+    cpu = (cpu_seconds(worker_pid), cpu_seconds(redis_pid), time.process_time())
     start = time.perf_counter()
     ids = await asyncio.gather(*[one(i, s) for i, s in enumerate(sessions[50:])])
     elapsed = time.perf_counter() - start
+    used = (cpu_seconds(worker_pid), cpu_seconds(redis_pid), time.process_time())
     bad = await _check_histories(client, "weather", user, sessions, expected_events=4)
     await client.aclose()
     return {"rate": len(ids) / elapsed, "n": len(ids), "not_completed": sum(s != "completed" for s in statuses),
-            "bad_histories": bad}
+            "bad_histories": bad, **_cpu_per_invocation(cpu, used, len(ids))}
 
 
 async def _check_histories(client, app: str, user: str, sessions: list[str], expected_events: int) -> int:
@@ -234,6 +251,8 @@ async def failover(url: str, processes: dict) -> dict:
     """SIGKILL the worker running an invocation; seconds until the survivor resumes it; lost/doubled events."""
     from worker.client import AgentqClient
 
+    from .worker_apps import CAPACITY_STEPS
+
     client = AgentqClient(url)
     user = f"fo-{time.time_ns()}"
     session = await client.create_session("capacity", user)
@@ -251,7 +270,7 @@ async def failover(url: str, processes: dict) -> dict:
         if entry.kind == "status" and entry.data["status"] == "running" and resumed_after is None:
             resumed_after = time.monotonic() - killed
     record = await client.get(invocation_id)
-    bad = await _check_histories(client, "capacity", user, [session.id], expected_events=2 * 4)
+    bad = await _check_histories(client, "capacity", user, [session.id], expected_events=2 * CAPACITY_STEPS)
     await client.aclose()
     return {"resumed_after_s": resumed_after, "status": record.status, "attempts": record.attempts,
             "bad_histories": bad}
@@ -268,9 +287,7 @@ def adk_rate() -> float | None:
     except Exception as exc:  # the ADK side is optional here; say why it is missing
         print(f"google-adk side unavailable: {exc}", file=sys.stderr)
         return None
-    if isinstance(result, dict):
-        return result.get("rate") or result.get("invocations_per_s")
-    return float(result)
+    return result.get("per_second")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -279,6 +296,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--n", type=int, default=None, help="invocations for the throughput runs")
     parser.add_argument("--threads", type=int, default=4)
     parser.add_argument("--pool", default="threads")
+    parser.add_argument("--handoff", default="claim", choices=["claim", "loop"])
     parser.add_argument("--in-flight", type=int, default=500)
     parser.add_argument("--skip", action="append", default=[], help="noop|e2e|latency|capacity|failover|adk")
     parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "worker.json"))
@@ -289,17 +307,19 @@ def main(argv: list[str] | None = None) -> int:
     results: dict = {"machine_cpus": os.cpu_count()}
     with tempfile.TemporaryDirectory() as tmp, EmbeddedRedis(tmp) as server:
         url = server.url
+        redis_pid = server._process.pid
         if "noop" not in args.skip:
-            results["noop_celery_rate"] = noop_rate(url, n, args.threads)
-        with agentq_workers(url, ["bench-w1"], threads=args.threads, pool=args.pool):
+            results["noop_celery"] = noop_rate(url, n, args.threads, redis_pid)
+        with agentq_workers(url, ["bench-w1"], threads=args.threads, pool=args.pool, handoff=args.handoff) as workers:
             if "e2e" not in args.skip:
-                results["e2e"] = asyncio.run(e2e_rate(url, n, window=256))
+                results["e2e"] = asyncio.run(e2e_rate(url, n, 256, workers["bench-w1"].pid, redis_pid))
             if "latency" not in args.skip:
                 results.update(asyncio.run(latencies(url, 50 if args.quick else 200)))
             if "capacity" not in args.skip:
                 results["capacity"] = asyncio.run(capacity(url, args.in_flight, 10.0 if args.quick else 20.0))
         if "failover" not in args.skip:
-            with agentq_workers(url, ["bench-f1", "bench-f2"], threads=args.threads) as processes:
+            with agentq_workers(url, ["bench-f1", "bench-f2"], threads=args.threads, pool=args.pool,
+                                handoff=args.handoff) as processes:
                 results["failover"] = asyncio.run(failover(url, processes))
     if "adk" not in args.skip:
         results["adk_inmemory_rate"] = adk_rate()
@@ -311,7 +331,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _report(results: dict) -> None:
     print(json.dumps(results, indent=2))
-    e2e, noop = results.get("e2e", {}).get("rate"), results.get("noop_celery_rate")
+    e2e, noop = results.get("e2e", {}).get("rate"), results.get("noop_celery", {}).get("rate")
     if e2e and noop:
         print(f"durable e2e {e2e:.0f}/s = {e2e / noop:.0%} of the no-op Celery task ({noop:.0f}/s)")
     if e2e and results.get("adk_inmemory_rate"):

@@ -56,6 +56,8 @@ class Executor:
         self.active: dict[str, tuple[Claim, asyncio.Task]] = {}
         self._slots = asyncio.Semaphore(config.max_in_flight)
         self._lost: set[str] = set()
+        self.on_release = lambda: None
+        """Called whenever an invocation's slot frees up (dropped job, or settled/stopped invocation)."""
 
     async def start(self, invocation_id: str) -> str:
         """Claim and start an invocation; 'started' or why the job was dropped ('not_head', 'held', ...)."""
@@ -63,10 +65,10 @@ class Executor:
         try:
             claim = await lease.acquire(self.store, invocation_id, self.config.worker_name, self.config.lease_ttl_s)
         except BaseException:
-            self._slots.release()
+            self._release()
             raise
         if isinstance(claim, str):
-            self._slots.release()
+            self._release()
             log.debug("invocation %s: run job dropped (%s)", invocation_id, claim)
             return claim
         task = asyncio.create_task(self._drive(claim), name=invocation_id)
@@ -77,7 +79,11 @@ class Executor:
     def _done(self, invocation_id: str) -> None:
         self.active.pop(invocation_id, None)
         self._lost.discard(invocation_id)
+        self._release()
+
+    def _release(self) -> None:
         self._slots.release()
+        self.on_release()
 
     def lease_lost(self, invocation_id: str) -> None:
         """Stop an invocation whose lease is gone; it writes nothing more."""

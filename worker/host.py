@@ -9,6 +9,7 @@ import os
 import random
 import socket
 import sys
+import threading
 
 from . import lease
 from .apps import load_apps, parse_specs
@@ -30,7 +31,8 @@ class WorkerHost:
     """Owns the event loop thread and what runs on it; Celery's run task hands invocation ids to it."""
 
     def __init__(self, redis_url: str, apps: dict, *, config: ExecutorConfig | None = None,
-                 celery_app=None, heartbeat_s: float = HEARTBEAT_S, reap_s: float = REAP_S):
+                 celery_app=None, heartbeat_s: float = HEARTBEAT_S, reap_s: float = REAP_S,
+                 wait_for_claim: bool = True):
         self.redis_url = redis_url
         self.apps = apps
         self.config = config or ExecutorConfig(worker_name=f"{socket.gethostname()}:{os.getpid()}")
@@ -42,6 +44,10 @@ class WorkerHost:
         sys.setswitchinterval(SWITCH_INTERVAL_S)
         self.loop = LoopThread()
         self.executor: Executor = self.loop.run(self._build())
+        self.wait_for_claim = wait_for_claim
+        self._gate = threading.BoundedSemaphore(self.config.max_in_flight)
+        if not wait_for_claim:
+            self.executor.on_release = self._gate.release
         self._background = [self.loop.submit(self._every(self.heartbeat_s, self._heartbeat)),
                             self.loop.submit(self._every(self.reap_s, self._reap))]
         log.info("worker %s serving apps %s", self.config.worker_name, sorted(apps))
@@ -62,8 +68,22 @@ class WorkerHost:
         return Executor(self.store, runners, self.config)
 
     def run_job(self, invocation_id: str) -> str:
-        """Claim and start an invocation on the loop; returns once it is claimed (or dropped)."""
-        return self.loop.run(self.executor.start(invocation_id))
+        """Hand an invocation to the loop (called on a Celery pool thread).
+
+        ``wait_for_claim``: return once the lease is taken (or the job dropped), so the message is acknowledged
+        only after the claim. Otherwise return as soon as the loop has it: a thread handoff fewer per job; a
+        worker dying before the claim is covered by the dispatch watchdog, which keeps the invocation's entry
+        until a heartbeat tracks its lease. Either way at most ``max_in_flight`` invocations are taken on.
+        """
+        if self.wait_for_claim:
+            return self.loop.run(self.executor.start(invocation_id))
+        self._gate.acquire()  # back-pressure on Celery: the message waits while this process is full
+        self.loop.loop.call_soon_threadsafe(self._begin, invocation_id)
+        return "handed over"
+
+    def _begin(self, invocation_id: str) -> None:
+        task = self.loop.loop.create_task(self.executor.start(invocation_id))
+        task.add_done_callback(_log_failure)
 
     async def _every(self, period: float, step) -> None:
         while True:
@@ -99,6 +119,12 @@ class WorkerHost:
         with contextlib.suppress(Exception):
             self.loop.submit(hand_back_all()).result(timeout + 1)
         self.loop.stop()
+
+
+def _log_failure(task: asyncio.Task) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        log.error("run job failed before its claim (the dispatch watchdog will send it again)",
+                  exc_info=task.exception())
 
 
 def install(host: WorkerHost) -> None:

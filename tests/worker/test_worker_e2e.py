@@ -239,3 +239,19 @@ async def test_a_tool_cut_off_by_a_dead_worker_is_rerun_only_when_declared_idemp
     session = await client.session_service.get_session(app_name="idempotent", user_id=user,
                                                        session_id=safe_session.id)
     assert _said(session)[-1] == "result: {'done': 'refresh_cache'}"
+
+
+async def test_a_worker_stopped_gracefully_hands_its_invocation_to_another_at_once(workers, client, user):
+    session = await client.create_session("slow", user)
+    invocation_id = await client.enqueue("slow", user, session.id, "go")
+    async for entry in client.events(invocation_id):
+        if entry.kind == "event" and entry.data.get("author") == "stepper":
+            break
+    holder = (await client.get(invocation_id)).worker
+    workers.processes[holder].terminate()  # SIGTERM: Celery's warm shutdown, then the hand-back
+    workers.processes[holder].wait(timeout=30)
+    record = await _settled(client, invocation_id, "completed", timeout=60)
+    assert record.attempts == 2 and record.worker != holder
+    session = await client.session_service.get_session(app_name="slow", user_id=user, session_id=session.id)
+    assert _said(session) == ["go"] + [["step"]] * (2 * STEPS) + [f"all {STEPS} steps done"]
+    assert sorted((await _side_effects(client, invocation_id)).values()) == ["1"] * STEPS
