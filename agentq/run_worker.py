@@ -18,12 +18,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--concurrency", type=int, default=None,
                         help="invocations in flight per worker process (AGENTQ_CONCURRENCY, default 1000)")
     parser.add_argument("--threads", type=int, default=None,
-                        help="Celery pool threads that hand jobs to the loop (AGENTQ_THREADS, default 4)")
-    parser.add_argument("--pool", choices=["threads", "solo"], default=None, help="Celery pool (AGENTQ_POOL)")
+                        help="pool threads with --pool threads (AGENTQ_THREADS, default 4)")
+    parser.add_argument("--pool", choices=["threads", "solo"], default=None,
+                        help="Celery pool (AGENTQ_POOL, default solo: the run task only hands the id to the loop)")
     parser.add_argument("--handoff", choices=["claim", "loop"], default=None,
                         help="ack a run job once its invocation is claimed (claim), or once the event loop has it "
                         "(loop: one thread handoff fewer; the dispatch watchdog covers a crash before the claim). "
-                        "AGENTQ_HANDOFF, default claim")
+                        "AGENTQ_HANDOFF, default loop")
     parser.add_argument("--name", default=None, help="worker name (default agentq-<host>-<pid>)")
 
 
@@ -51,8 +52,14 @@ def run(args: argparse.Namespace, settings) -> int:
 
     @signals.worker_shutdown.connect(weak=False)
     def _stop(**_kwargs) -> None:
+        import redis
+
+        from runtime.redis_store import keys
+
         log.info("worker %s: shutting down, handing running invocations back", name)
         host.stop()
+        with redis.Redis.from_url(redis_url) as client:
+            client.hdel(keys.workers(), name)
 
     @signals.worker_ready.connect(weak=False)
     def _ready(**_kwargs) -> None:

@@ -24,9 +24,10 @@ class Settings:
     concurrency: int = 1000
     """Invocations one worker process keeps in flight."""
     threads: int = 4
-    """Celery pool threads per worker process (they only hand run jobs to the event loop)."""
-    pool: str = "threads"
-    handoff: str = "claim"
+    """Celery pool threads per worker process, with ``pool='threads'``."""
+    pool: str = "solo"
+    """Celery pool: ``solo`` runs the (microsecond) run task on the consumer thread itself."""
+    handoff: str = "loop"
     """When a run job is acknowledged: once its invocation is claimed, or once the event loop has it."""
     log_level: str = "INFO"
 
@@ -40,8 +41,8 @@ class Settings:
             data_dir=env.get("AGENTQ_DATA_DIR", ".agentq"),
             concurrency=int(env.get("AGENTQ_CONCURRENCY", "1000")),
             threads=int(env.get("AGENTQ_THREADS", "4")),
-            pool=env.get("AGENTQ_POOL", "threads"),
-            handoff=env.get("AGENTQ_HANDOFF", "claim"),
+            pool=env.get("AGENTQ_POOL", "solo"),
+            handoff=env.get("AGENTQ_HANDOFF", "loop"),
             log_level=env.get("AGENTQ_LOG_LEVEL", "INFO").upper(),
         )
 

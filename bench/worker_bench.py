@@ -38,7 +38,7 @@ def _env(url: str, **extra: str) -> dict[str, str]:
 
 
 @contextmanager
-def agentq_workers(url: str, names: list[str], *, threads: int = 4, pool: str = "threads", handoff: str = "claim",
+def agentq_workers(url: str, names: list[str], *, threads: int = 4, pool: str = "solo", handoff: str = "loop",
                    **env: str):
     """Start ``agentq worker`` processes and wait until they are ready."""
     import redis
@@ -295,8 +295,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--n", type=int, default=None, help="invocations for the throughput runs")
     parser.add_argument("--threads", type=int, default=4)
-    parser.add_argument("--pool", default="threads")
-    parser.add_argument("--handoff", default="claim", choices=["claim", "loop"])
+    parser.add_argument("--pool", default="solo", choices=["solo", "threads"], help="agentq workers' Celery pool")
+    parser.add_argument("--handoff", default="loop", choices=["claim", "loop"])
     parser.add_argument("--in-flight", type=int, default=500)
     parser.add_argument("--skip", action="append", default=[], help="noop|e2e|latency|capacity|failover|adk")
     parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "worker.json"))

@@ -1,5 +1,12 @@
-"""agentq's distributed half: the Celery app, the invocation lifecycle, leases, failover and the client.
+"""agentq's distributed half: invocations as Celery jobs on Redis, run by workers with a long-lived event loop.
 
-Import the pieces you need (``worker.client.AgentqClient``, ``worker.record.InvocationRecord``); importing
-this package alone pulls in nothing heavy.
+- ``client``: ``AgentqClient`` (async) / ``SyncAgentqClient``: enqueue, follow, respond, cancel, wait, list.
+- ``record``: the invocation record and its statuses; ``codec``: how it sits in a Redis hash.
+- ``store``: records, session FIFO queues, responses, cancel; ``follow``: reading streams and waiting.
+- ``scripts``: the Lua scripts (one session hash tag each); ``lease``: session leases, fencing, settling.
+- ``executor``: drives claimed invocations through the Runner; ``host``: the per-process loop, heartbeats,
+  reaper and graceful drain; ``reaper``: failover and expiry passes; ``journal``: tool idempotency records.
+- ``celery_app`` / ``tasks`` / ``dispatch`` / ``message``: the Celery side (thin task, run-job messages).
+
+Importing this package alone pulls in nothing heavy.
 """

@@ -1,17 +1,26 @@
 """The Celery app: Redis broker, late acks, requeue on worker loss, task events on for Flower.
 
+How a worker process is arranged (chosen with bench/worker_bench.py; see the numbers in its results file):
+one Celery consumer thread with the ``solo`` pool, plus one asyncio event loop thread (``worker.loop``) where
+every invocation of the process runs. The run task is thin: it hands the invocation id to the loop and
+returns. Pool threads, or waiting for the claim, each cost another thread handoff per job (about a fifth of
+the worker's CPU per invocation in the benchmark) and buy nothing, because invocations never run on them.
+
 Why these settings:
-- ``task_acks_late`` + ``task_reject_on_worker_lost``: a run job is acknowledged only after the invocation is
-  durably claimed (its record says running and its session lease is held and heartbeated), so a worker killed
-  before that point leaves the message to be redelivered. After that point the lease and the reaper, not the
-  broker, bring the invocation back (within the lease TTL, 5 s by default), because Redis's visibility timeout
-  is coarse and would redeliver long invocations that are still alive.
-- ``visibility_timeout`` 300 s: only a backstop for messages taken by a worker that died before claiming; the
-  reapers' dispatch watchdog re-sends unclaimed jobs after 5 s anyway, and a duplicate is harmless.
-- ``worker_prefetch_multiplier`` 4: a job holds a pool thread only while it is claimed (well under a
-  millisecond), so a few reserved messages per thread keep the pool busy without hoarding work that another
-  worker could start.
-- ``task_ignore_result``: the invocation record is the result; no result backend.
+- ``task_acks_late`` + ``task_reject_on_worker_lost``: a message is acknowledged only after its task returned,
+  i.e. after the invocation reached this process's loop (or was claimed, with ``--handoff claim``). A worker
+  killed before that leaves the message to the broker. From the handoff on, Redis-side records bring the
+  invocation back instead: the dispatch watchdog (``keys.dispatch_due``) re-sends a job whose invocation was
+  not claimed within 5 s, and once claimed the heartbeated lease and the reapers resume it elsewhere within
+  the lease TTL (5 s). Redis's visibility timeout is far too coarse for that and would also redeliver long
+  invocations that are alive.
+- ``visibility_timeout`` 300 s: only a backstop for messages reserved by a worker that died before running
+  them; the watchdog re-sends unclaimed jobs after 5 s anyway, and duplicates are dropped harmlessly.
+- ``worker_prefetch_multiplier`` 4: a run task takes microseconds, so a few reserved messages keep the
+  consumer busy without hoarding jobs another worker could start; a full process (``--concurrency``
+  invocations in flight) blocks its consumer, so the rest stay in the broker for other workers.
+- ``task_ignore_result``: the invocation record is the result; there is no result backend.
+- ``worker_send_task_events`` / ``task_send_sent_event``: Flower (and ``celery events``) see every job.
 """
 
 from __future__ import annotations

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from google.genai import types
 
+from . import follow as reading
 from .record import InvocationRecord, InvocationStatus
 
 if TYPE_CHECKING:
@@ -106,18 +107,19 @@ class AgentqClient:
         ends after the status entry that settles the invocation (parked, completed, failed, cancelled).
         Raises InvocationNotFoundError.
         """
-        async for entry in self._store.follow(invocation_id, after=after):
+        async for entry in reading.follow(self._store, invocation_id, after=after):
             yield entry
 
     async def stream_position(self, invocation_id: str) -> str:
         """The newest entry id of the invocation's session stream: pass it as ``after`` to see only what follows."""
-        return await self._store.stream_position(invocation_id)
+        return await reading.stream_position(self._store, invocation_id)
 
     async def session_events(
         self, app_name: str, user_id: str, session_id: str, after: str | None = None, *, follow: bool = True
     ) -> AsyncIterator[StreamEntry]:
         """Every stream entry of a session, oldest first; with ``follow`` it waits for new ones forever."""
-        async for entry in self._store.follow_session(app_name, user_id, session_id, after=after, follow=follow):
+        async for entry in reading.follow_session(self._store, app_name, user_id, session_id, after=after,
+                                                  follow=follow):
             yield entry
 
     async def respond(
@@ -143,7 +145,7 @@ class AgentqClient:
 
         Raises InvocationNotFoundError, TimeoutError after ``timeout`` seconds.
         """
-        return await self._store.wait(invocation_id, timeout)
+        return await reading.wait(self._store, invocation_id, timeout)
 
     async def list_invocations(
         self,

@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
-import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,7 +21,7 @@ from runtime.redis_store.fencing import current_fence
 from . import lease
 from .codec import decode_record, response_field_names
 from .lease import Claim
-from .record import PendingCall
+from .outcome import final_status, last_said, pending_call
 from .store import InvocationStore
 
 log = logging.getLogger("agentq.worker")
@@ -46,6 +45,10 @@ class LeaseLost(Exception):
     """Raised inside an invocation's task when its lease was lost (cancelled, or taken over after a stall)."""
 
 
+class HandBack(Exception):
+    """Raised inside an invocation's task at an event boundary when its worker is shutting down."""
+
+
 class Executor:
     """Claims invocations and runs each in its own asyncio task."""
 
@@ -56,12 +59,18 @@ class Executor:
         self.active: dict[str, tuple[Claim, asyncio.Task]] = {}
         self._slots = asyncio.Semaphore(config.max_in_flight)
         self._lost: set[str] = set()
+        self.draining = False
+        """Set when the worker shuts down: running invocations are handed back at their next event."""
         self.on_release = lambda: None
         """Called whenever an invocation's slot frees up (dropped job, or settled/stopped invocation)."""
 
     async def start(self, invocation_id: str) -> str:
         """Claim and start an invocation; 'started' or why the job was dropped ('not_head', 'held', ...)."""
         await self._slots.acquire()
+        if self.draining:  # shutting down: let another worker take it now rather than after the watchdog
+            self._release()
+            await self.store.dispatch_next(invocation_id)
+            return "draining"
         try:
             claim = await lease.acquire(self.store, invocation_id, self.config.worker_name, self.config.lease_ttl_s)
         except BaseException:
@@ -110,6 +119,10 @@ class Executor:
         except (FencedOutError, LeaseLost):
             log.info("invocation %s: lease lost, stopping without writing", record.id)
             return
+        except HandBack:
+            await lease.hand_back(self.store, claim)
+            log.info("invocation %s: handed back (worker shutting down)", record.id)
+            return
         except asyncio.CancelledError:
             if record.id in self._lost:
                 log.info("invocation %s: lease lost, stopping without writing", record.id)
@@ -138,7 +151,7 @@ class Executor:
 
         Parking is settled here because the settle script may refuse it ('continue': responses are waiting).
         """
-        message, response_fields = await self._first_message(claim, runner)
+        message, response_fields = await self._first_message(claim)
         retries = 0
         while True:
             try:
@@ -151,7 +164,7 @@ class Executor:
                 log.info("invocation %s: retryable model error (%s), retry %d in %.2fs", claim.record.id, exc,
                          retries, delay)
                 await asyncio.sleep(delay * random.uniform(0.8, 1.2))
-                message, response_fields = await self._first_message(claim, runner, interrupted=True)
+                message, response_fields = await self._first_message(claim)
                 continue
             status, detail = await self._outcome(claim, runner, last, long_running)
             if status != "parked":
@@ -165,7 +178,7 @@ class Executor:
             fields = await self.store.redis.hgetall(self.store.record_key(claim.record.id, claim.where))
             claim.record = decode_record(fields)
             claim.response_fields = response_field_names(fields)
-            message, response_fields = await self._first_message(claim, runner, interrupted=False)
+            message, response_fields = await self._first_message(claim)
 
     async def _outcome(
         self, claim: Claim, runner: Any, last: Event | None, long_running: bool
@@ -173,35 +186,20 @@ class Executor:
         record = claim.record
         if last is not None and not long_running and not record.pending_calls:
             # Nothing long-running was ever issued: no need to read the history back.
-            return self._final(last)
+            return final_status(last)
         session = await runner.session_service.get_session(
             app_name=record.app_name, user_id=record.user_id, session_id=record.session_id)
         from runtime.runners import pending_long_running_calls
 
         pending = pending_long_running_calls(session, record.id)
         if pending:
-            calls = [self._pending(call, record.park_timeout) for call in pending]
+            calls = [pending_call(call, record.park_timeout) for call in pending]
             if not await lease.add_pending(self.store, claim, calls):
                 raise LeaseLost(record.id)
             return "parked", {"pendingCalls": [call.to_json_dict() for call in calls]}
-        return self._final(next((e for e in reversed(session.events)
-                                 if e.invocation_id == record.id and (e.content is not None or e.error_code)), None))
+        return final_status(last_said(session.events, record.id))
 
-    @staticmethod
-    def _final(last: Event | None) -> tuple[str, dict]:
-        if last is not None and last.error_code:
-            error = {"type": "ModelError", "message": f"{last.error_code}: {last.error_message or ''}".strip()}
-            return "failed", {"error": error}
-        return "completed", {}
-
-    @staticmethod
-    def _pending(call: types.FunctionCall, park_timeout: float | None) -> PendingCall:
-        return PendingCall(id=call.id or "", name=call.name or "", args=dict(call.args or {}),
-                           deadline=time.time() + park_timeout if park_timeout else None)
-
-    async def _first_message(
-        self, claim: Claim, runner: Any, *, interrupted: bool | None = None
-    ) -> tuple[types.Content | None, list[str]]:
+    async def _first_message(self, claim: Claim) -> tuple[types.Content | None, list[str]]:
         """What to send the runner: the waiting responses, else the user message.
 
         Sending a message again after a crash is safe: the Runner does not append a message identical to one
@@ -240,10 +238,12 @@ class Executor:
                 continue
             if event.content is not None or event.error_code:
                 last = event  # not the bookkeeping events (end_of_agent, checkpoints)
+            if self.draining:
+                raise HandBack(record.id)
             if event.long_running_tool_ids:
                 long_running = True
                 calls = [c for c in event.get_function_calls() if c.id in event.long_running_tool_ids]
-                pending = [self._pending(c, record.park_timeout) for c in calls]
+                pending = [pending_call(c, record.park_timeout) for c in calls]
                 if pending and not await lease.add_pending(self.store, claim, pending):
                     raise LeaseLost(record.id)
         if response_fields:

@@ -21,6 +21,7 @@ from .store import InvocationStore
 log = logging.getLogger("agentq.worker")
 
 HEARTBEAT_S = 1.0
+DRAIN_S = 10.0
 SWITCH_INTERVAL_S = float(os.environ.get("AGENTQ_SWITCH_INTERVAL", "0.0005"))
 REAP_S = 1.0
 
@@ -32,7 +33,7 @@ class WorkerHost:
 
     def __init__(self, redis_url: str, apps: dict, *, config: ExecutorConfig | None = None,
                  celery_app=None, heartbeat_s: float = HEARTBEAT_S, reap_s: float = REAP_S,
-                 wait_for_claim: bool = True):
+                 wait_for_claim: bool = False):
         self.redis_url = redis_url
         self.apps = apps
         self.config = config or ExecutorConfig(worker_name=f"{socket.gethostname()}:{os.getpid()}")
@@ -103,21 +104,27 @@ class WorkerHost:
     async def _reap(self) -> None:
         await reap_once(self.store)
 
-    def stop(self, timeout: float = 10.0) -> None:
-        """Hand running invocations back (another worker continues them at once) and stop the loop."""
-        for future in self._background:
-            future.cancel()
+    def stop(self, grace: float = DRAIN_S) -> None:
+        """Hand running invocations back so other workers continue them at once, then stop the loop.
 
-        async def hand_back_all() -> None:
+        Each invocation stops at its next committed event (a tool call in progress completes first); those
+        still running after ``grace`` seconds are cancelled and handed back as they are.
+        """
+
+        async def drain() -> None:
+            self.executor.draining = True
             tasks = [task for _, task in self.executor.active.values()]
-            for task in tasks:
-                task.cancel()
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(asyncio.gather(*tasks, return_exceptions=True), timeout)
+            if tasks:
+                _, late = await asyncio.wait(tasks, timeout=grace)
+                for task in late:
+                    task.cancel()
+                await asyncio.wait(late, timeout=5) if late else None
+            for future in self._background:
+                future.cancel()
             await self.store.aclose()
 
         with contextlib.suppress(Exception):
-            self.loop.submit(hand_back_all()).result(timeout + 1)
+            self.loop.submit(drain()).result(grace + 10)
         self.loop.stop()
 
 

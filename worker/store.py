@@ -3,34 +3,31 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import time
-from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
 import redis.asyncio as aioredis
-from google.genai import types
 from redis.asyncio.connection import parse_url
 from redis.exceptions import NoScriptError
 
 from runtime.errors import (
     CallNotPendingError,
-    InvalidMessageError,
     InvalidTransitionError,
     InvocationNotFoundError,
     SessionNotFoundError,
     UsageError,
 )
-from runtime.redis_store import keys, streams
+from runtime.redis_store import keys
 from runtime.redis_store.connection import LoopClients
 from runtime.redis_store.lua import LuaScript
 
 from . import scripts
 from .codec import decode_record, dumps, encode_fields, encode_record
 from .dispatch import DISPATCH_GRACE_S, Dispatcher
-from .record import SETTLED, InvocationRecord, new_invocation_id
+from .inputs import run_config_dict, to_content, to_function_response
+from .record import InvocationRecord, new_invocation_id
 
 _ENQUEUE = LuaScript(scripts.ENQUEUE)
 _RESPOND = LuaScript(scripts.RESPOND)
@@ -40,10 +37,6 @@ _CANCEL = LuaScript(scripts.CANCEL)
 MAX_CONNECTIONS = 65_536
 """Per loop. Followers hold a connection while they block on a stream, and a worker keeps hundreds of
 invocations in flight, so redis-py's default pool of 100 would refuse connections under load."""
-
-
-BLOCK_MS = 2_000
-"""Longest single blocking stream read; readers loop, so no read outlives redis-py's socket timeout (5 s)."""
 
 
 class _LoopClients(LoopClients):
@@ -166,7 +159,7 @@ class InvocationStore:
         record = InvocationRecord(
             id=new_invocation_id(), app_name=app, user_id=user, session_id=session_id,
             new_message=to_content(new_message), state_delta=state_delta or None,
-            run_config=_run_config_dict(run_config), time_limit=time_limit, park_timeout=park_timeout,
+            run_config=run_config_dict(run_config), time_limit=time_limit, park_timeout=park_timeout,
         )
         where = Where(app=app, user=user, session=session_id)
         script_keys = [
@@ -275,74 +268,6 @@ class InvocationStore:
         return [("ZADD", keys.dispatch_due(), _ms(time.time() + DISPATCH_GRACE_S), invocation_id),
                 *self.dispatcher.commands(invocation_id)]
 
-    # --- following ---
-
-    async def follow(self, invocation_id: str, after: str | None = None) -> AsyncIterator[streams.StreamEntry]:
-        """Entries of one invocation until it settles (a settling entry with later entries after it is passed)."""
-        where = await self.locate(invocation_id)
-        if after is None:
-            record = await self.get(invocation_id)
-            after = _before(record.first_entry) if record.first_entry else "0-0"
-        cursor = after
-        while True:
-            entries, cursor = await streams.read_page(
-                self.redis, where.app, where.user, where.session, cursor,
-                invocation_id=invocation_id, block_ms=BLOCK_MS,
-            )
-            for index, entry in enumerate(entries):
-                yield entry
-                if entry.kind == "status" and entry.data.get("status") in SETTLED:
-                    if index + 1 < len(entries):
-                        continue
-                    later, _ = await streams.read_page(self.redis, where.app, where.user, where.session,
-                                                       entry.id, invocation_id=invocation_id)
-                    if not later:
-                        return
-
-    async def stream_position(self, invocation_id: str) -> str:
-        """The newest entry id of the invocation's session stream."""
-        where = await self.locate(invocation_id)
-        return await streams.last_entry_id(self.redis, where.app, where.user, where.session)
-
-    async def follow_session(
-        self, app: str, user: str, session_id: str, after: str | None = None, *, follow: bool = True
-    ) -> AsyncIterator[streams.StreamEntry]:
-        """Every entry of a session; with ``follow`` it blocks for new ones forever."""
-        cursor = after or "0-0"
-        while True:
-            entries, cursor = await streams.read_page(self.redis, app, user, session_id, cursor,
-                                                      block_ms=BLOCK_MS if follow else None, count=500)
-            if not entries and not follow:
-                return
-            for entry in entries:
-                yield entry
-
-    async def wait(self, invocation_id: str, timeout: float | None) -> InvocationRecord:
-        """The record once it is settled; TimeoutError after ``timeout`` seconds.
-
-        Blocks on the invocation's own ``settled`` stream, which gets one entry per settle, so a waiter wakes
-        once instead of for every event of the session.
-        """
-        where = await self.locate(invocation_id)
-        settled_key = keys.invocation_settled(where.app, where.user, invocation_id)
-        pipe = self.redis.pipeline(transaction=False)
-        pipe.xrevrange(settled_key, count=1)
-        pipe.hgetall(self.record_key(invocation_id, where))
-        newest, fields = await pipe.execute()
-        if not fields:
-            raise InvocationNotFoundError(f"invocation {invocation_id!r} does not exist")
-        cursor = newest[0][0] if newest else "0-0"
-        record = decode_record(fields)
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while not record.settled:
-            if deadline is not None and time.monotonic() >= deadline:
-                raise TimeoutError(f"invocation {invocation_id!r} did not settle within {timeout}s")
-            left_ms = BLOCK_MS if deadline is None else int((deadline - time.monotonic()) * 1000)
-            reply = await self.redis.xread({settled_key: cursor}, count=16, block=max(1, min(BLOCK_MS, left_ms)))
-            if reply:
-                cursor = reply[0][1][-1][0]
-                record = await self.get(invocation_id)
-        return record
 
 QUEUED = '{"status":"queued","detail":{}}'
 
@@ -354,46 +279,3 @@ def status_data(status: str, detail: dict | None = None) -> str:
 
 def _ms(seconds: float) -> int:
     return int(seconds * 1000)
-
-
-def _before(entry_id: str) -> str:
-    ms, seq = (int(part) for part in entry_id.split("-", 1))
-    return f"{ms}-{seq - 1}" if seq else f"{ms - 1}-18446744073709551615"
-
-
-def to_content(message: Any) -> types.Content:
-    """A user message from a Content, its dict, or plain text. Raises InvalidMessageError."""
-    if isinstance(message, str):
-        message = types.Content(role="user", parts=[types.Part(text=message)])
-    elif isinstance(message, dict):
-        try:
-            message = types.Content.model_validate(message)
-        except ValueError as exc:
-            raise InvalidMessageError(f"new_message is not a Content: {exc}") from None
-    if not isinstance(message, types.Content) or not message.parts:
-        raise InvalidMessageError("new_message must be a Content with at least one part")
-    if any(part.function_call for part in message.parts):
-        raise InvalidMessageError("new_message may not carry a function call")
-    return message.model_copy(update={"role": message.role or "user"})
-
-
-def to_function_response(item: Any) -> types.FunctionResponse:
-    """A FunctionResponse from itself or its dict; the id is required. Raises UsageError."""
-    if isinstance(item, dict):
-        try:
-            item = types.FunctionResponse.model_validate(item)
-        except ValueError as exc:
-            raise UsageError(f"not a function response: {exc}") from None
-    if not isinstance(item, types.FunctionResponse) or not item.id:
-        raise UsageError(f"a function response needs an id: {item!r}")
-    return item.model_copy()
-
-
-def _run_config_dict(run_config: Any) -> dict | None:
-    if run_config is None:
-        return None
-    if isinstance(run_config, dict):
-        return run_config
-    with contextlib.suppress(AttributeError):
-        return run_config.model_dump(mode="json", exclude_none=True)
-    raise UsageError(f"run_config must be a RunConfig or a dict, not {type(run_config).__name__!r}")

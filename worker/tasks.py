@@ -9,7 +9,7 @@ from .dispatch import RUN_TASK
 
 @shared_task(name=RUN_TASK, ignore_result=True, acks_late=True, reject_on_worker_lost=True)
 def run(invocation_id: str) -> str:
-    """Claim and start one invocation; acknowledged once claimed (the lease carries it from then on)."""
+    """Hand one invocation to this process's event loop (see worker.celery_app for the ack semantics)."""
     from . import host
 
     return host.current().run_job(str(invocation_id))

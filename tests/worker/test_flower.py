@@ -46,7 +46,7 @@ async def test_flower_sees_the_worker_and_a_finished_run_task(workers, client, u
             task.get("args") and invocation_id in task["args"] and task.get("state") == "SUCCESS"
             for task in body.values()))
         runs = [(t["name"], t["state"], t["result"]) for t in tasks.values() if invocation_id in (t.get("args") or "")]
-        assert ("agentq.run", "SUCCESS", "'started'") in runs
+        assert ("agentq.run", "SUCCESS", "'handed over'") in runs
     finally:
         flower.terminate()
         flower.wait(timeout=15)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from google.genai import types
 
@@ -16,6 +18,8 @@ from runtime.events import Event
 from runtime.redis_store import keys, streams
 from runtime.redis_store.fencing import current_fence
 from worker import lease
+from worker.follow import wait
+from worker.reaper import reap_once
 from worker.record import PendingCall
 from worker.store import InvocationStore
 
@@ -144,3 +148,37 @@ async def test_cancelling_a_running_invocation_fences_it_out_and_passes_the_sess
     assert store.dispatcher.app.sent[-1] == second
     with pytest.raises(InvalidTransitionError, match="already cancelled"):
         await store.cancel(first, "again")
+
+
+async def test_the_approval_inbox_lists_a_users_parked_invocations_newest_first(store):
+    first = await _parked(store, [PendingCall(id="c1", name="approve")])
+    await store.session_service.create_session(app_name="app", user_id="u", session_id="s2")
+    queued = await store.enqueue("app", "u", "s2", "later", None, None)
+    assert [r.id for r in await store.list_invocations("app", "u", "parked")] == [first]
+    assert [r.id for r in await store.list_invocations("app", "u")] == [queued, first]
+    assert [r.id for r in await store.list_invocations("app", "u", session_id="s2")] == [queued]
+    assert await store.list_invocations("app", "someone-else") == []
+
+
+async def test_waiting_on_an_invocation_that_does_not_settle_times_out(store):
+    invocation_id = await store.enqueue("app", "u", "s", "one", None, None)
+    with pytest.raises(TimeoutError, match=repr(invocation_id)):
+        await wait(store, invocation_id, timeout=0.2)
+    claim = await lease.acquire(store, invocation_id, "w")
+    await lease.settle(store, claim, "completed")
+    assert (await wait(store, invocation_id, timeout=5)).status == "completed"
+
+
+async def test_a_reaper_resends_a_job_nobody_claimed_and_the_job_of_a_dead_lease(store):
+    lost = await store.enqueue("app", "u", "s", "one", None, None)  # its job never reaches a worker
+    await store.session_service.create_session(app_name="app", user_id="u", session_id="s2")
+    orphaned = await store.enqueue("app", "u", "s2", "two", None, None)
+    claim = await lease.acquire(store, orphaned, "w", ttl_s=0.05)
+    await lease.heartbeat(store, [claim], ttl_s=0.05)  # tracked, then its worker dies
+    store.dispatcher.app.sent.clear()
+    await store.redis.zadd(keys.dispatch_due(), {lost: 0})  # as if the grace period had passed
+    await asyncio.sleep(0.1)
+    assert await reap_once(store) == 2
+    assert sorted(store.dispatcher.app.sent) == sorted([lost, orphaned])
+    again = await lease.acquire(store, orphaned, "w2")
+    assert (again.record.attempts, again.interrupted) == (2, True)

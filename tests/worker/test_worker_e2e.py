@@ -255,3 +255,11 @@ async def test_a_worker_stopped_gracefully_hands_its_invocation_to_another_at_on
     session = await client.session_service.get_session(app_name="slow", user_id=user, session_id=session.id)
     assert _said(session) == ["go"] + [["step"]] * (2 * STEPS) + [f"all {STEPS} steps done"]
     assert sorted((await _side_effects(client, invocation_id)).values()) == ["1"] * STEPS
+
+
+async def test_an_invocation_over_its_model_call_budget_fails_with_the_limit(workers, client, user):
+    session = await client.create_session("slow", user)
+    invocation_id = await client.enqueue("slow", user, session.id, "go", run_config={"max_llm_calls": 2})
+    record = await client.wait(invocation_id, timeout=30)
+    assert (record.status, record.error.type) == ("failed", "LlmCallsLimitExceededError")
+    assert record.error.message == "Max number of llm calls limit of `2` exceeded"

@@ -1,0 +1,93 @@
+"""Reading invocations back: their stream entries until they settle, a session's entries, waiting for a settle.
+
+Every blocking read is capped at ``BLOCK_MS`` and looped, so none outlives redis-py's socket timeout (5 s by
+default in redis-py 8) and a reader notices a cancelled caller promptly.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator
+
+from runtime.errors import InvocationNotFoundError
+from runtime.redis_store import keys, streams
+
+from .codec import decode_record
+from .record import SETTLED, InvocationRecord
+from .store import InvocationStore
+
+BLOCK_MS = 2_000
+"""Longest single blocking stream read."""
+
+
+async def follow(store: InvocationStore, invocation_id: str, after: str | None = None) -> AsyncIterator[streams.StreamEntry]:
+    """Entries of one invocation until it settles (a settling entry with later entries after it is passed)."""
+    where = await store.locate(invocation_id)
+    if after is None:
+        record = await store.get(invocation_id)
+        after = _before(record.first_entry) if record.first_entry else "0-0"
+    cursor = after
+    while True:
+        entries, cursor = await streams.read_page(
+            store.redis, where.app, where.user, where.session, cursor,
+            invocation_id=invocation_id, block_ms=BLOCK_MS,
+        )
+        for index, entry in enumerate(entries):
+            yield entry
+            if entry.kind == "status" and entry.data.get("status") in SETTLED:
+                if index + 1 < len(entries):
+                    continue
+                later, _ = await streams.read_page(store.redis, where.app, where.user, where.session,
+                                                   entry.id, invocation_id=invocation_id)
+                if not later:
+                    return
+
+async def stream_position(store: InvocationStore, invocation_id: str) -> str:
+    """The newest entry id of the invocation's session stream."""
+    where = await store.locate(invocation_id)
+    return await streams.last_entry_id(store.redis, where.app, where.user, where.session)
+
+async def follow_session(
+    store: InvocationStore, app: str, user: str, session_id: str, after: str | None = None, *, follow: bool = True
+) -> AsyncIterator[streams.StreamEntry]:
+    """Every entry of a session; with ``follow`` it blocks for new ones forever."""
+    cursor = after or "0-0"
+    while True:
+        entries, cursor = await streams.read_page(store.redis, app, user, session_id, cursor,
+                                                  block_ms=BLOCK_MS if follow else None, count=500)
+        if not entries and not follow:
+            return
+        for entry in entries:
+            yield entry
+
+async def wait(store: InvocationStore, invocation_id: str, timeout: float | None) -> InvocationRecord:
+    """The record once it is settled; TimeoutError after ``timeout`` seconds.
+
+    Blocks on the invocation's own ``settled`` stream, which gets one entry per settle, so a waiter wakes
+    once instead of for every event of the session.
+    """
+    where = await store.locate(invocation_id)
+    settled_key = keys.invocation_settled(where.app, where.user, invocation_id)
+    pipe = store.redis.pipeline(transaction=False)
+    pipe.xrevrange(settled_key, count=1)
+    pipe.hgetall(store.record_key(invocation_id, where))
+    newest, fields = await pipe.execute()
+    if not fields:
+        raise InvocationNotFoundError(f"invocation {invocation_id!r} does not exist")
+    cursor = newest[0][0] if newest else "0-0"
+    record = decode_record(fields)
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while not record.settled:
+        if deadline is not None and time.monotonic() >= deadline:
+            raise TimeoutError(f"invocation {invocation_id!r} did not settle within {timeout}s")
+        left_ms = BLOCK_MS if deadline is None else int((deadline - time.monotonic()) * 1000)
+        reply = await store.redis.xread({settled_key: cursor}, count=16, block=max(1, min(BLOCK_MS, left_ms)))
+        if reply:
+            cursor = reply[0][1][-1][0]
+            record = await store.get(invocation_id)
+    return record
+
+
+def _before(entry_id: str) -> str:
+    ms, seq = (int(part) for part in entry_id.split("-", 1))
+    return f"{ms}-{seq - 1}" if seq else f"{ms - 1}-18446744073709551615"

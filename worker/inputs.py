@@ -1,0 +1,49 @@
+"""Turning what callers pass (Content or text or dicts) into the types the records store."""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+
+from google.genai import types
+
+from runtime.errors import InvalidMessageError, UsageError
+
+
+def to_content(message: Any) -> types.Content:
+    """A user message from a Content, its dict, or plain text. Raises InvalidMessageError."""
+    if isinstance(message, str):
+        message = types.Content(role="user", parts=[types.Part(text=message)])
+    elif isinstance(message, dict):
+        try:
+            message = types.Content.model_validate(message)
+        except ValueError as exc:
+            raise InvalidMessageError(f"new_message is not a Content: {exc}") from None
+    if not isinstance(message, types.Content) or not message.parts:
+        raise InvalidMessageError("new_message must be a Content with at least one part")
+    if any(part.function_call for part in message.parts):
+        raise InvalidMessageError("new_message may not carry a function call")
+    return message.model_copy(update={"role": message.role or "user"})
+
+
+def to_function_response(item: Any) -> types.FunctionResponse:
+    """A FunctionResponse from itself or its dict; the id is required. Raises UsageError."""
+    if isinstance(item, dict):
+        try:
+            item = types.FunctionResponse.model_validate(item)
+        except ValueError as exc:
+            raise UsageError(f"not a function response: {exc}") from None
+    if not isinstance(item, types.FunctionResponse) or not item.id:
+        raise UsageError(f"a function response needs an id: {item!r}")
+    return item.model_copy()
+
+
+def run_config_dict(run_config: Any) -> dict | None:
+    """A RunConfig (or its dict) as the dict the record stores."""
+    if run_config is None:
+        return None
+    if isinstance(run_config, dict):
+        return run_config
+    with contextlib.suppress(AttributeError):
+        return run_config.model_dump(mode="json", exclude_none=True)
+    raise UsageError(f"run_config must be a RunConfig or a dict, not {type(run_config).__name__!r}")

@@ -1,0 +1,31 @@
+"""How a finished Runner pass ends the invocation: parked on pending calls, completed, or failed."""
+
+from __future__ import annotations
+
+import time
+
+from google.genai import types
+
+from runtime.events import Event
+
+from .record import PendingCall
+
+
+def pending_call(call: types.FunctionCall, park_timeout: float | None) -> PendingCall:
+    """A long-running call as the record keeps it, with its deadline when the invocation has a park timeout."""
+    return PendingCall(id=call.id or "", name=call.name or "", args=dict(call.args or {}),
+                       deadline=time.time() + park_timeout if park_timeout else None)
+
+
+def last_said(events: list[Event], invocation_id: str) -> Event | None:
+    """The invocation's last event with content or an error (not the end_of_agent / checkpoint bookkeeping)."""
+    return next((e for e in reversed(events)
+                 if e.invocation_id == invocation_id and (e.content is not None or e.error_code)), None)
+
+
+def final_status(last: Event | None) -> tuple[str, dict]:
+    """``failed`` with the model's error when the run ended on an error event, else ``completed``."""
+    if last is not None and last.error_code:
+        error = {"type": "ModelError", "message": f"{last.error_code}: {last.error_message or ''}".strip()}
+        return "failed", {"error": error}
+    return "completed", {}
