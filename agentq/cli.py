@@ -20,9 +20,13 @@ _INVOCATION_COMMANDS = {
 def build_parser() -> argparse.ArgumentParser:
     """The full ``agentq`` parser; ``api`` and ``demo`` flags come from their own modules, imported lazily."""
     parser = argparse.ArgumentParser(prog="agentq", description="Durable ADK-style agents on Celery workers.")
-    parser.add_argument("--redis-url", help="Redis URL (AGENTQ_REDIS_URL); none: an embedded redis-server")
-    parser.add_argument("--data-dir", help="embedded Redis data directory parent (AGENTQ_DATA_DIR, .agentq)")
-    parser.add_argument("--log-level", help="(AGENTQ_LOG_LEVEL, INFO)")
+    # Own dests: `agentq api` and `agentq demo` define the same flags, and a subcommand's defaults would
+    # overwrite values given before the subcommand name.
+    parser.add_argument("--redis-url", dest="top_redis_url", metavar="URL",
+                        help="Redis URL (AGENTQ_REDIS_URL); none: an embedded redis-server")
+    parser.add_argument("--data-dir", dest="top_data_dir", metavar="DIR",
+                        help="embedded Redis data directory parent (AGENTQ_DATA_DIR, .agentq)")
+    parser.add_argument("--log-level", dest="top_log_level", metavar="LEVEL", help="(AGENTQ_LOG_LEVEL, INFO)")
     sub = parser.add_subparsers(dest="command", required=True)
     from . import run_worker
 
@@ -54,9 +58,9 @@ def main(argv: list[str] | None = None) -> int:
 
     args = build_parser().parse_args(argv)
     settings = Settings.from_env()
-    settings.redis_url = args.redis_url or settings.redis_url
-    settings.data_dir = args.data_dir or settings.data_dir
-    settings.log_level = (args.log_level or settings.log_level).upper()
+    settings.redis_url = args.top_redis_url or settings.redis_url
+    settings.data_dir = args.top_data_dir or settings.data_dir
+    settings.log_level = (args.top_log_level or settings.log_level).upper()
     logging.basicConfig(level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     if args.command == "worker":
         from . import run_worker
@@ -67,8 +71,10 @@ def main(argv: list[str] | None = None) -> int:
         if module is None:
             print(f"agentq {args.command} is not available in this installation", file=sys.stderr)
             return 2
-        if getattr(args, "redis_url", None) is None:
-            args.redis_url = settings.redis_url
+        if args.top_redis_url:
+            args.redis_url = args.top_redis_url
+        if args.top_data_dir:
+            args.data_dir = args.top_data_dir
         return module.run(args)
     redis_url, embedded = ensure_redis(settings.redis_url, settings.data_dir)
     try:

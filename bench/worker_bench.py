@@ -109,7 +109,11 @@ def noop_rate(url: str, n: int, threads: int, redis_pid: int) -> dict:
             return {"rate": rate, **_cpu_per_invocation(cpu, used, n)}
     finally:
         worker.terminate()
-        worker.wait(timeout=20)
+        try:
+            worker.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            worker.kill()
+            worker.wait()
 
 
 def _cpu_per_invocation(before: tuple, after: tuple, n: int) -> dict:
@@ -332,10 +336,31 @@ def main(argv: list[str] | None = None) -> int:
 def _report(results: dict) -> None:
     print(json.dumps(results, indent=2))
     e2e, noop = results.get("e2e", {}).get("rate"), results.get("noop_celery", {}).get("rate")
+    adk = results.get("adk_inmemory_rate")
+    checks = []
     if e2e and noop:
-        print(f"durable e2e {e2e:.0f}/s = {e2e / noop:.0%} of the no-op Celery task ({noop:.0f}/s)")
-    if e2e and results.get("adk_inmemory_rate"):
-        print(f"durable e2e vs google-adk in-memory: {e2e / results['adk_inmemory_rate']:.2f}x")
+        checks.append((f"durable e2e {e2e:.0f}/s >= 60% of the no-op Celery task ({noop:.0f}/s): {e2e / noop:.0%}",
+                       e2e >= 0.6 * noop))
+    if e2e and adk:
+        checks.append((f"durable e2e {e2e:.0f}/s above google-adk in-memory ({adk:.0f}/s): {e2e / adk:.2f}x",
+                       e2e > adk))
+    for key, label in (("enqueue_to_first_event", "enqueue -> first event"),
+                       ("respond_to_resumed_event", "respond -> resumed event")):
+        if key in results:
+            p50 = results[key]["p50_ms"]
+            checks.append((f"{label} p50 {p50:.2f} ms (p99 {results[key]['p99_ms']:.2f}) <= 3 ms", p50 <= 3))
+    if "capacity" in results:
+        cap = results["capacity"]
+        checks.append((f"{cap['in_flight']} in flight, {cap['model_latency_s']:g}s model: {cap['ratio']:.0%} of the "
+                       f"ideal rate (peak {cap['peak_running']} running) >= 90%", cap["ratio"] >= 0.9))
+    if "failover" in results:
+        fo = results["failover"]
+        checks.append((f"SIGKILL failover: resumed after {fo['resumed_after_s']:.1f}s, {fo['status']}, "
+                       f"{fo['bad_histories']} bad histories", fo["status"] == "completed" and not fo["bad_histories"]))
+    lost = results.get("e2e", {}).get("bad_histories", 0) + results.get("e2e", {}).get("not_completed", 0)
+    checks.append((f"lost or doubled events/side effects in the throughput run: {lost}", lost == 0))
+    for text, ok in checks:
+        print(("PASS " if ok else "MISS ") + text)
 
 
 if __name__ == "__main__":

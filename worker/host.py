@@ -95,7 +95,7 @@ class WorkerHost:
                 log.exception("background step %s failed", step.__name__)
 
     async def _heartbeat(self) -> None:
-        entries = list(self.executor.active.items())
+        entries = [(i, entry) for i, entry in self.executor.active.items() if not entry[0].settling]
         held = await lease.heartbeat(self.store, [claim for _, (claim, _) in entries], self.config.lease_ttl_s)
         for (invocation_id, _), ok in zip(entries, held, strict=True):
             if not ok:

@@ -87,6 +87,8 @@ async def heartbeat(store: InvocationStore, claims: list[Claim], ttl_s: float = 
         return []
     expiry = int((time.time() + ttl_s) * 1000)
     beats = [_HEARTBEAT(store.mux, [_lease(claim)], [claim.token, int(ttl_s * 1000)]) for claim in claims]
+    # Claims already settling are left out by the caller: their settle removes them from lease_expiries, and
+    # this ZADD is written before any later settle's ZREM (one loop, one connection, in order).
     books = [("ZADD", keys.lease_expiries(), *[v for c in claims for v in (expiry, c.record.id)])]
     fresh = [claim.record.id for claim in claims if not claim.tracked]
     if fresh:
