@@ -33,6 +33,10 @@ class InvalidAgentTreeError(UsageError):
     """Raised when an agent tree is malformed (duplicate names, an agent with two parents)."""
 
 
+class TransferNotAllowedError(UsageError):
+    """Raised when an agent transfers to itself, to an unrelated agent, or where its disallow_transfer_* flags forbid."""
+
+
 class PayloadTooLargeError(UsageError):
     """Raised when a request body or message exceeds the configured size limit."""
 
@@ -104,6 +108,14 @@ class LlmCallsLimitExceededError(RunError):
 
 class ModelError(RunError):
     """Raised when the model backend answers with a non-retryable error."""
+
+    def __init__(self, message: str, *, code: str | None = None):
+        super().__init__(message)
+        self.code = code
+
+
+class AgentRunFailedError(RunError):
+    """Raised when an agent run as a tool (AgentTool) ends on an error event; ``code`` is that event's code."""
 
     def __init__(self, message: str, *, code: str | None = None):
         super().__init__(message)

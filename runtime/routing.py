@@ -46,8 +46,8 @@ def find_invocation_for_function_responses(session: Session, message: types.Cont
     unknown = [response.id for response in responses if response.id not in owners]
     if unknown:
         raise FunctionCallNotFoundError(
-            f"no function call with id(s) {unknown!r} in session {session.id!r}; "
-            "a function response must answer a call the agent made"
+            f"Function call not found for function response ids: {set(unknown)!r}. Ensure each function "
+            "response ID matches an existing function call in the session history."
         )
     invocations = sorted(set(owners.values()))
     if len(invocations) > 1:
@@ -122,7 +122,7 @@ def check_message(message: types.Content | None) -> list[types.FunctionResponse]
     if not message.parts:
         raise InvalidMessageError("new_message has no parts; send at least one text or function response part")
     if any(part.function_call for part in message.parts):
-        raise InvalidMessageError("new_message carries a function call; only the model may call functions")
+        raise InvalidMessageError("User message cannot contain function calls.")
     return [part.function_response for part in message.parts if part.function_response]
 
 

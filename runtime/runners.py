@@ -34,7 +34,7 @@ from .routing import (
     index_tree,
     pending_long_running_calls,
 )
-from .sessions import BaseSessionService, InMemorySessionService, Session
+from .sessions import BaseSessionService, InMemorySessionService, Session, State
 
 if TYPE_CHECKING:
     from .apps import App
@@ -104,7 +104,8 @@ class Runner:
     ) -> AsyncGenerator[Event, None]:
         """Run one invocation and yield its events.
 
-        - A text message starts a new invocation (``invocation_id`` may name it) with the agent that last
+        - A text message (or no message and no ``invocation_id``: the agent runs on the history as it is)
+          starts a new invocation (``invocation_id`` may name it) with the agent that last
           answered (when it can transfer back), else the root agent.
         - A message of FunctionResponses resumes the invocation that issued those calls, under its id.
         - ``invocation_id`` of an invocation with committed events and no message continues it from them
@@ -126,13 +127,11 @@ class Runner:
                 )
             invocation_id = owner
         prior = [e for e in session.events if e.invocation_id == invocation_id] if invocation_id else []
-        if new_message is None and not prior:
-            if invocation_id:
-                raise InvocationNotFoundError(
-                    f"invocation {invocation_id!r} has no committed events in session {session_id!r}; "
-                    "send new_message= to start it"
-                )
-            raise InvalidMessageError("run_async needs new_message= (a new turn) or invocation_id= (to resume)")
+        if new_message is None and not prior and invocation_id:
+            raise InvocationNotFoundError(
+                f"invocation {invocation_id!r} has no committed events in session {session_id!r}; "
+                "send new_message= to start it"
+            )
         run = InvocationRun(agents=self._agents, resumed=bool(prior), resumable=self.resumable,
                             llm_end_events=self._llm_end_events, uncommitted=self._uncommitted)
         for event in prior:
@@ -151,6 +150,8 @@ class Runner:
         branch = None
         if responses:
             branch = function_call_event(session, responses[0].id).branch
+        if state_delta:  # temp: keys are not committed, yet this invocation sees them like any other key
+            session.state.update({k: v for k, v in state_delta.items() if k.startswith(State.TEMP_PREFIX)})
         if new_message is not None and not already_committed(new_message, prior, bool(responses)):
             actions = EventActions(state_delta=dict(state_delta)) if state_delta else EventActions()
             user_event = Event(invocation_id=ctx.invocation_id, author="user", content=new_message,

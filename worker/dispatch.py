@@ -22,15 +22,19 @@ class Dispatcher:
         self.app = celery_app
         self.db = db
 
-    def commands(self, invocation_id: str) -> list[tuple]:
-        """The commands that send the run job (none with a Celery app: call ``sent`` after they ran)."""
+    def commands(self, invocation_id: str, where: list[str] | None = None) -> list[tuple]:
+        """The commands that send the run job (none with a Celery app: call ``sent`` after they ran).
+
+        ``where`` (``[app, user, session]``) rides along so the worker need not look the invocation up.
+        """
         if self.app is not None:
             return []
         from .message import run_job_commands
 
-        return run_job_commands(invocation_id, self.db)
+        return run_job_commands(invocation_id, self.db, where)
 
-    def sent(self, invocation_id: str) -> None:
+    def sent(self, invocation_id: str, where: list[str] | None = None) -> None:
         """Called once the commands ran: with a Celery app, this is where the job is sent."""
         if self.app is not None:
-            self.app.send_task(RUN_TASK, args=[invocation_id], queue=QUEUE)
+            args: list = [invocation_id, where] if where else [invocation_id]
+            self.app.send_task(RUN_TASK, args=args, queue=QUEUE)

@@ -16,7 +16,7 @@ from .apps import load_apps, parse_specs
 from .executor import Executor, ExecutorConfig
 from .loop import LoopThread
 from .reaper import reap_once
-from .store import InvocationStore
+from .store import InvocationStore, Where
 
 log = logging.getLogger("agentq.worker")
 
@@ -26,6 +26,13 @@ SWITCH_INTERVAL_S = float(os.environ.get("AGENTQ_SWITCH_INTERVAL", "0.0005"))
 REAP_S = 1.0
 
 _current: WorkerHost | None = None
+_TF = open(f"/tmp/trace-{os.getpid()}.txt", "a", buffering=1) if os.environ.get("AGENTQ_TRACE") else None
+
+
+def _T(i, stage):
+    if _TF:
+        import time
+        _TF.write(f"{i} {stage} {time.time():.6f}\n")
 
 
 class WorkerHost:
@@ -43,6 +50,10 @@ class WorkerHost:
         # Celery's threads and the loop thread hand work to each other many times per invocation; with the
         # default 5 ms GIL switch interval each handoff can wait milliseconds behind a busy thread.
         sys.setswitchinterval(SWITCH_INTERVAL_S)
+        if os.environ.get("AGENTQ_GC_EXP"):
+            import gc
+            gc.freeze()
+            gc.set_threshold(*map(int, os.environ["AGENTQ_GC_EXP"].split(",")))
         self.loop = LoopThread()
         self.executor: Executor = self.loop.run(self._build())
         self.wait_for_claim = wait_for_claim
@@ -68,7 +79,7 @@ class WorkerHost:
         }
         return Executor(self.store, runners, self.config)
 
-    def run_job(self, invocation_id: str) -> str:
+    def run_job(self, invocation_id: str, where: list[str] | None = None) -> str:
         """Hand an invocation to the loop (called on a Celery pool thread).
 
         ``wait_for_claim``: return once the lease is taken (or the job dropped), so the message is acknowledged
@@ -76,15 +87,23 @@ class WorkerHost:
         worker dying before the claim is covered by the dispatch watchdog, which keeps the invocation's entry
         until a heartbeat tracks its lease. Either way at most ``max_in_flight`` invocations are taken on.
         """
+        _T(invocation_id, "task")
         if self.wait_for_claim:
-            return self.loop.run(self.executor.start(invocation_id))
+            return self.loop.run(self._start(invocation_id, where))
         self._gate.acquire()  # back-pressure on Celery: the message waits while this process is full
-        self.loop.loop.call_soon_threadsafe(self._begin, invocation_id)
+        self.loop.loop.call_soon_threadsafe(self._begin, invocation_id, where)
         return "handed over"
 
-    def _begin(self, invocation_id: str) -> None:
-        task = self.loop.loop.create_task(self.executor.start(invocation_id))
+    def _begin(self, invocation_id: str, where: list[str] | None) -> None:
+        _T(invocation_id, "loop")
+        task = self.loop.loop.create_task(self._start(invocation_id, where))
         task.add_done_callback(_log_failure)
+
+    async def _start(self, invocation_id: str, where: list[str] | None) -> str:
+        if where and invocation_id not in self.store._where:  # (loop thread only: the cache is not locked)
+            app, user, session = where
+            self.store.remember(invocation_id, Where(app=app, user=user, session=session))
+        return await self.executor.start(invocation_id)
 
     async def _every(self, period: float, step) -> None:
         while True:

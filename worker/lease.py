@@ -22,6 +22,9 @@ from .store import InvocationStore, Where, status_data
 
 _ACQUIRE = LuaScript(scripts.ACQUIRE)
 _HEARTBEAT = LuaScript(scripts.HEARTBEAT)
+_HEARTBEAT_MANY = LuaScript(scripts.HEARTBEAT_MANY)
+HEARTBEAT_CHUNK = 500
+"""Leases extended per script call on a single Redis node (one call per lease on a cluster)."""
 _ADD_PENDING = LuaScript(scripts.ADD_PENDING)
 _CONSUME = LuaScript(scripts.CONSUME)
 _SETTLE = LuaScript(scripts.SETTLE)
@@ -86,7 +89,13 @@ async def heartbeat(store: InvocationStore, claims: list[Claim], ttl_s: float = 
     if not claims:
         return []
     expiry = int((time.time() + ttl_s) * 1000)
-    beats = [_HEARTBEAT(store.mux, [_lease(claim)], [claim.token, int(ttl_s * 1000)]) for claim in claims]
+    ttl_ms = int(ttl_s * 1000)
+    if store.clients.is_cluster:
+        beats = [_HEARTBEAT(store.mux, [_lease(claim)], [claim.token, ttl_ms]) for claim in claims]
+    else:  # one script call per chunk: a worker with hundreds of invocations beats them all every second
+        chunks = [claims[i : i + HEARTBEAT_CHUNK] for i in range(0, len(claims), HEARTBEAT_CHUNK)]
+        beats = [_HEARTBEAT_MANY(store.mux, [_lease(c) for c in chunk], [ttl_ms, *[c.token for c in chunk]])
+                 for chunk in chunks]
     # Claims already settling are left out by the caller: their settle removes them from lease_expiries, and
     # this ZADD is written before any later settle's ZREM (one loop, one connection, in order).
     books = [("ZADD", keys.lease_expiries(), *[v for c in claims for v in (expiry, c.record.id)])]
@@ -96,7 +105,9 @@ async def heartbeat(store: InvocationStore, claims: list[Claim], ttl_s: float = 
     replies = await asyncio.gather(*beats, store.batch(*books))
     for claim in claims:
         claim.tracked = True
-    return [bool(reply) for reply in replies[: len(claims)]]
+    if store.clients.is_cluster:
+        return [bool(reply) for reply in replies[: len(claims)]]
+    return [bool(held) for reply in replies[: len(beats)] for held in reply]
 
 
 async def add_pending(store: InvocationStore, claim: Claim, calls: list[PendingCall]) -> bool:
@@ -145,10 +156,12 @@ async def settle(
     if reply[0] != "ok":
         claim.settling = reply[0] != "continue"
         return reply[0], ""
+    if reply[1]:
+        store.remember(reply[1], where)  # the next head is in the same session: its job carries the location
     await store.batch(("ZREM", keys.lease_expiries(), claim.record.id), ("ZREM", keys.dispatch_due(), claim.record.id),
                       *(store.dispatch_commands(reply[1]) if reply[1] else ()))
     if reply[1]:
-        store.dispatcher.sent(reply[1])
+        store.dispatcher.sent(reply[1], store.where_args(reply[1]))
     return "ok", reply[1]
 
 

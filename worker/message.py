@@ -23,10 +23,11 @@ _REPLY_TO = str(uuid.uuid4())
 _EVENT_CHANNEL = "/{db}.celeryev/task.sent"
 
 
-def run_job(invocation_id: str) -> tuple[str, str]:
-    """``(task_id, message)``: the kombu/Redis JSON of a Celery ``agentq.run`` job for ``invocation_id``."""
+def run_job(invocation_id: str, where: list[str] | None = None) -> tuple[str, str]:
+    """``(task_id, message)``: the kombu/Redis JSON of a Celery ``agentq.run`` job for ``invocation_id``
+    (``where``: its ``[app, user, session]``, which spares the worker a lookup)."""
     task_id = str(uuid.uuid4())
-    args = [invocation_id]
+    args: list = [invocation_id, where] if where else [invocation_id]
     body = json.dumps([args, {}, {"callbacks": None, "errbacks": None, "chain": None, "chord": None}])
     message = {
         "body": base64.b64encode(body.encode()).decode(),
@@ -47,11 +48,11 @@ def run_job(invocation_id: str) -> tuple[str, str]:
     return task_id, json.dumps(message)
 
 
-def sent_event(task_id: str, invocation_id: str) -> str:
+def sent_event(task_id: str, args: list) -> str:
     """The ``task-sent`` event message for Flower and other event consumers."""
     event = {
         "hostname": _HOSTNAME, "utcoffset": 0, "pid": os.getpid(), "clock": 0, "uuid": task_id,
-        "root_id": task_id, "parent_id": None, "name": RUN_TASK, "args": repr([invocation_id]), "kwargs": "{}",
+        "root_id": task_id, "parent_id": None, "name": RUN_TASK, "args": repr(args), "kwargs": "{}",
         "retries": 0, "eta": None, "expires": None, "queue": QUEUE, "exchange": "", "routing_key": QUEUE,
         "timestamp": time.time(), "type": "task-sent",
     }
@@ -63,8 +64,8 @@ def sent_event(task_id: str, invocation_id: str) -> str:
     })
 
 
-def run_job_commands(invocation_id: str, db: int = 0) -> list[tuple]:
+def run_job_commands(invocation_id: str, db: int = 0, where: list[str] | None = None) -> list[tuple]:
     """The Redis commands that send the run job and its task-sent event."""
-    task_id, message = run_job(invocation_id)
-    return [("LPUSH", QUEUE, message),
-            ("PUBLISH", _EVENT_CHANNEL.format(db=db), sent_event(task_id, invocation_id))]
+    task_id, message = run_job(invocation_id, where)
+    args = [invocation_id, where] if where else [invocation_id]
+    return [("LPUSH", QUEUE, message), ("PUBLISH", _EVENT_CHANNEL.format(db=db), sent_event(task_id, args))]

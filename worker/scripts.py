@@ -59,6 +59,20 @@ end
 return 0
 """
 
+HEARTBEAT_MANY = """
+-- KEYS: lease, ...; ARGV: lease_ms, token, ...  (one node only: the leases live under many hash tags)
+local held = {}
+for i, key in ipairs(KEYS) do
+  if redis.call('GET', key) == ARGV[i + 1] then
+    redis.call('PEXPIRE', key, ARGV[1])
+    held[i] = 1
+  else
+    held[i] = 0
+  end
+end
+return held
+"""
+
 ADD_PENDING = """
 -- KEYS: record, lease; ARGV: token, call_id, pending_json, ...
 if redis.call('GET', KEYS[2]) ~= ARGV[1] then return 0 end

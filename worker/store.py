@@ -34,6 +34,9 @@ _RESPOND = LuaScript(scripts.RESPOND)
 _CANCEL = LuaScript(scripts.CANCEL)
 
 
+MAX_LOCATIONS = 100_000
+"""Invocation locations kept in memory per store (oldest forgotten first; a miss costs one HGET)."""
+
 MAX_CONNECTIONS = 65_536
 """Per loop. Followers hold a connection while they block on a stream, and a worker keeps hundreds of
 invocations in flight, so redis-py's default pool of 100 would refuse connections under load."""
@@ -114,8 +117,20 @@ class InvocationStore:
             if raw is None:
                 raise InvocationNotFoundError(f"invocation {invocation_id!r} does not exist")
             app, user, session = json.loads(raw)
-            where = self._where[invocation_id] = Where(app=app, user=user, session=session)
+            where = self.remember(invocation_id, Where(app=app, user=user, session=session))
         return where
+
+    def remember(self, invocation_id: str, where: Where) -> Where:
+        """Cache where an invocation lives (it never moves), forgetting the oldest beyond MAX_LOCATIONS."""
+        self._where[invocation_id] = where
+        if len(self._where) > MAX_LOCATIONS:
+            del self._where[next(iter(self._where))]
+        return where
+
+    def where_args(self, invocation_id: str) -> list[str] | None:
+        """``[app, user, session]`` of an invocation whose location is cached (for run-job messages)."""
+        where = self._where.get(invocation_id)
+        return None if where is None else [where.app, where.user, where.session]
 
     def record_key(self, invocation_id: str, where: Where) -> str:
         """The record's hash key."""
@@ -171,7 +186,8 @@ class InvocationStore:
         if not self._scripts_loaded:  # so the job riding along below normally finds its record
             await self.mux.script_load(_ENQUEUE.source)
             self._scripts_loaded = True
-        run_job = self.dispatcher.commands(record.id)
+        where_args = [app, user, session_id]
+        run_job = self.dispatcher.commands(record.id, where_args)
         replies = await self.batch(
             ("HSET", keys.invocation_index(), record.id, dumps([app, user, session_id])),
             ("EVALSHA", _ENQUEUE.sha, len(script_keys), *script_keys, *args),
@@ -189,11 +205,11 @@ class InvocationStore:
             if failed is not None:
                 raise failed
             raise SessionNotFoundError(f"session {session_id!r} of user {user!r} in app {app!r} does not exist")
-        self._where[record.id] = where
+        self.remember(record.id, where)
         if resend:
             await self.dispatch_next(record.id)
         else:
-            self.dispatcher.sent(record.id)
+            self.dispatcher.sent(record.id, where_args)
         return record.id
 
     async def respond(self, invocation_id: str, function_responses: list[Any]) -> InvocationRecord:
@@ -261,12 +277,12 @@ class InvocationStore:
     async def dispatch_next(self, invocation_id: str) -> None:
         """Send the run job of a session's new queue head (or of a resumed or reaped invocation)."""
         await self.batch(*self.dispatch_commands(invocation_id))
-        self.dispatcher.sent(invocation_id)
+        self.dispatcher.sent(invocation_id, self.where_args(invocation_id))
 
     def dispatch_commands(self, invocation_id: str) -> list[tuple]:
         """A run job and its dispatch-watchdog entry, as commands."""
         return [("ZADD", keys.dispatch_due(), _ms(time.time() + DISPATCH_GRACE_S), invocation_id),
-                *self.dispatcher.commands(invocation_id)]
+                *self.dispatcher.commands(invocation_id, self.where_args(invocation_id))]
 
 
 QUEUED = '{"status":"queued","detail":{}}'

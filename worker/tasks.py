@@ -8,8 +8,11 @@ from .dispatch import RUN_TASK
 
 
 @shared_task(name=RUN_TASK, ignore_result=True, acks_late=True, reject_on_worker_lost=True)
-def run(invocation_id: str) -> str:
-    """Hand one invocation to this process's event loop (see worker.celery_app for the ack semantics)."""
+def run(invocation_id: str, where: list[str] | None = None) -> str:
+    """Hand one invocation to this process's event loop (see worker.celery_app for the ack semantics).
+
+    ``where``: the invocation's ``[app, user, session]`` when the sender knew it (saves a lookup).
+    """
     from . import host
 
-    return host.current().run_job(str(invocation_id))
+    return host.current().run_job(str(invocation_id), where)

@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import InvalidAgentTreeError
 from ..events import Event, EventActions
-from . import resume
+from . import failures, resume
 from .callback_context import CallbackContext
 from .callbacks import Callbacks, first_answer
 from .invocation_context import InvocationContext
@@ -73,22 +73,34 @@ class BaseAgent(BaseModel):
     # --- running ---
 
     async def run_async(self, parent_context: InvocationContext) -> AsyncGenerator[Event, None]:
-        """Run this agent in ``parent_context``'s invocation, yielding its events (callbacks included)."""
+        """Run this agent in ``parent_context``'s invocation, yielding its events (callbacks included).
+
+        A failure in the agent's own code (a template, a callback, the model call) is yielded as an error
+        event, committed like any other, and then raised to the caller.
+        """
         ctx = parent_context.for_agent(self)
-        if not (ctx.run.resumed and resume.has_started(ctx, self)):
-            event = await self._agent_callback_event(ctx, self.before_agent_callback, end=True)
+        try:
+            if not (ctx.run.resumed and resume.has_started(ctx, self)):
+                event = await self._agent_callback_event(ctx, self.before_agent_callback, end=True)
+                if event is not None:
+                    yield event
+                if ctx.end_invocation:
+                    return
+            async with aclosing(self._run_async_impl(ctx)) as events:
+                async for event in events:
+                    yield event
+            # A paused agent still runs its after-agent callback (it ran this far); a failed one does not.
+            if ctx.end_invocation or ctx.run.failed:
+                return
+            event = await self._agent_callback_event(ctx, self.after_agent_callback, end=False)
             if event is not None:
                 yield event
-            if ctx.end_invocation:
-                return
-        async with aclosing(self._run_async_impl(ctx)) as events:
-            async for event in events:
-                yield event
-        if ctx.end_invocation or ctx.is_paused():
-            return
-        event = await self._agent_callback_event(ctx, self.after_agent_callback, end=False)
-        if event is not None:
-            yield event
+        except Exception as exc:
+            if ctx.run.failed or not failures.is_reportable(exc):
+                raise
+            ctx.run.failed = True
+            yield failures.error_event(ctx, self.name, exc)
+            raise
 
     async def _run_async_impl(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
         """The agent's own work; subclasses override it."""

@@ -44,6 +44,8 @@ class InvocationRun:
     llm_end_events: bool = False
     """Also commit ``end_of_agent`` when an LlmAgent finishes (ADK's resumable event shape; resumption does
     not need it, an LlmAgent's progress is read from its own events)."""
+    failed: bool = False
+    """An agent of this run reported a failure as an error event: nothing else runs."""
     uncommitted: dict[tuple[str, str], Any] = field(default_factory=dict)
     """Tool answers computed but not yet committed, by (invocation_id, call_id); shared across runs of one
     Runner so a resumed run reuses them instead of repeating the side effect."""
@@ -110,10 +112,12 @@ class InvocationContext:
         """The agent called ``name`` in this invocation's tree; AgentNotFoundError when absent."""
         agent = self.run.agents.get(name)
         if agent is None:
-            raise AgentNotFoundError(
-                f"Agent {name!r} not found in the agent tree (known: {sorted(self.run.agents)!r})"
-            )
+            raise AgentNotFoundError(f"Transfer target agent {name!r} not found.")
         return agent
+
+    def halted(self) -> bool:
+        """True when the invocation must not go on here: it failed, or it is paused in this branch."""
+        return self.run.failed or self.is_paused()
 
     def increment_llm_call_count(self) -> None:
         """Count a model call; raise LlmCallsLimitExceededError past ``run_config.max_llm_calls``."""
@@ -125,8 +129,9 @@ class InvocationContext:
     def is_paused(self) -> bool:
         """True when a long-running call issued in this context's branch (or below) awaits its answer.
 
-        Only resumable runs pause; otherwise (as in ADK without resumability) a workflow goes on."""
-        if not self.run.pending or not self.run.resumable:
+        A pending call pauses the invocation whether or not the runner is resumable: workflow agents stop
+        there instead of going on to their next sub-agent."""
+        if not self.run.pending:
             return False
         if self.branch is None:
             return True

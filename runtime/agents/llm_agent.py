@@ -148,8 +148,10 @@ class LlmAgent(BaseAgent):
         from ..flows.llm_flow import run_flow
 
         last = None
+        output = ""  # the agent's text so far in this run, for output_key
         async for event in run_flow(self, ctx):
-            self._save_output(event)
+            if self.output_key and event.author == self.name:
+                output = self._save_output(event, output)
             last = event
             yield event
         # An error answer stays the invocation's last word (callers read the outcome from it).
@@ -157,18 +159,33 @@ class LlmAgent(BaseAgent):
         if ctx.run.llm_end_events and not ctx.end_invocation and not ctx.is_paused() and not failed:
             yield self._checkpoint(ctx, end_of_agent=True)
 
-    def _save_output(self, event: Event) -> None:
-        if not self.output_key or event.author != self.name or not event.is_final_response():
-            return
-        if event.content and event.content.parts:
-            text = "".join(part.text for part in event.content.parts if part.text and not part.thought)
-            if self.output_schema is not None:
-                if not text.strip():
-                    return
+    async def _agent_callback_event(self, ctx: InvocationContext, callbacks, *, end: bool) -> Event | None:
+        event = await super()._agent_callback_event(ctx, callbacks, end=end)
+        if end and event is not None and self.output_key:  # the before-agent answer is the agent's output
+            self._save_output(event, "")
+        return event
+
+    def _save_output(self, event: Event, so_far: str) -> str:
+        """Store the agent's output under ``output_key`` in ``event``'s delta; returns the text so far.
+
+        A final answer's text (parsed JSON with ``output_schema``) is stored; without a schema, every
+        committed text of the run counts, so text said next to a tool call is kept: the value is the
+        concatenation of the run's texts up to this event."""
+        if event.partial or not event.content or not event.content.parts:
+            return so_far
+        text = "".join(part.text for part in event.content.parts if part.text and not part.thought)
+        has_text = any(part.text is not None and not part.thought for part in event.content.parts)
+        if self.output_schema is not None:
+            if event.is_final_response() and text.strip():
                 event.actions.state_delta[self.output_key] = self.output_schema.model_validate_json(
                     text).model_dump(exclude_none=True)
-                return
+            return so_far
+        if has_text and event.is_final_response():
             event.actions.state_delta[self.output_key] = text
+        if text:
+            so_far += text
+            event.actions.state_delta[self.output_key] = so_far
+        return so_far
 
 
 @dataclass

@@ -45,7 +45,7 @@ class LoopAgent(BaseAgent):
                 async for event in sub_agent.run_async(ctx):
                     escalate = escalate or bool(event.actions.escalate)
                     yield event
-                if ctx.is_paused():
+                if ctx.halted():
                     return
                 if escalate:
                     if ctx.run.resumable:

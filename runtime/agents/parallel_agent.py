@@ -37,7 +37,7 @@ class ParallelAgent(BaseAgent):
         async with aclosing(merge(runs)) as events:
             async for event in events:
                 yield event
-        if ctx.is_paused():
+        if ctx.halted():
             return
         if ctx.run.resumable:
             yield self._checkpoint(ctx, end_of_agent=True)

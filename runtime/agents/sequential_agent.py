@@ -32,7 +32,7 @@ class SequentialAgent(BaseAgent):
                 yield self._checkpoint(ctx, agent_state={"current_sub_agent": sub_agent.name})
             async for event in sub_agent.run_async(ctx):
                 yield event
-            if ctx.is_paused():
+            if ctx.halted():
                 return
         if ctx.run.resumable:
             yield self._checkpoint(ctx, end_of_agent=True)

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import json
 import logging
 from typing import TYPE_CHECKING, Any
 
 from google.genai import types
 
+from ..agents import failures
 from ..agents.callbacks import first_answer
 from ..events import Event, EventActions
+from ..tools.agent_tool import AgentTool
 from ..tools.tool_context import ToolContext
 from ..tools.tool_journal import NO_RESPONSE, in_doubt_error
 from . import _fast
@@ -39,39 +42,39 @@ def long_running_ids(calls: list[types.FunctionCall], tools: dict[str, BaseTool]
 def unknown_tool_error(name: str, tools: dict[str, BaseTool]) -> dict[str, str]:
     """The answer to a call of a tool the agent does not have (the reference runtime's wording)."""
     return {
-        "error": f"Tool '{name}' not found.\nAvailable tools: {', '.join(tools)}\n\nPossible causes:\n"
-        "  1. LLM hallucinated the function name - review agent instruction clarity\n"
-        "  2. Tool not registered - verify agent.tools list\n"
-        "  3. Name mismatch - check for typos\n\n"
-        "Suggested fixes:\n"
-        "  - Review agent instruction to ensure tool usage is clear\n"
-        "  - Verify tool is included in agent.tools list\n"
-        "  - Check for typos in function name"
+        "error": f"Invoking `{name}()` failed as no tool with that name is available. The tools you can call "
+        f"are: {', '.join(tools)}. You could retry, but it is IMPORTANT that you only call a tool from that list."
     }
 
 
 async def run_calls(
     agent: LlmAgent, ctx: InvocationContext, calls: list[types.FunctionCall], tools: dict[str, BaseTool]
-) -> Event | None:
+) -> list[Event]:
     """Run ``calls`` (concurrently when several) and merge their answers into one event, parts in call order.
 
-    Long-running tools that return None add no part; when no call has an answer there is no event.
+    Long-running tools that return None add no part; when no call has an answer there is no answer event.
+    A crashing tool fails the invocation: the answers of the other calls come first, then an error event.
     """
     if len(calls) == 1:
         answers = [await _run_one(agent, ctx, calls[0], tools)]
     else:
         answers = await asyncio.gather(*(_run_one(agent, ctx, call, tools) for call in calls))
-    parts = [part for part, _ in answers if part is not None]
-    if not parts:
-        return None
-    actions = [a for part, a in answers if part is not None]
-    return _fast.event(
-        invocation_id=ctx.invocation_id,
-        author=agent.name,
-        branch=ctx.branch,
-        content=_fast.content("user", parts),
-        actions=actions[0] if len(actions) == 1 else merge_actions(actions),
-    )
+    events = []
+    parts = [part for answer_parts, _, _ in answers for part in answer_parts]
+    if parts:
+        actions = [a for answer_parts, a, _ in answers if answer_parts]
+        events.append(_fast.event(
+            invocation_id=ctx.invocation_id,
+            author=agent.name,
+            branch=ctx.branch,
+            content=_fast.content("user", parts),
+            actions=actions[0] if len(actions) == 1 else merge_actions(actions),
+        ))
+    crash = next((crash for _, _, crash in answers if crash is not None), None)
+    if crash is not None:
+        ctx.run.failed = True
+        events.append(failures.error_event(ctx, agent.name, crash))
+    return events
 
 
 def merge_actions(all_actions: list[EventActions]) -> EventActions:
@@ -90,19 +93,43 @@ def merge_actions(all_actions: list[EventActions]) -> EventActions:
 
 async def _run_one(
     agent: LlmAgent, ctx: InvocationContext, call: types.FunctionCall, tools: dict[str, BaseTool]
-) -> tuple[types.Part | None, EventActions]:
+) -> tuple[list[types.Part], EventActions, Exception | None]:
+    """The parts answering ``call`` (none while a long-running tool has nothing yet), its actions, its crash."""
     tool_context = ToolContext(ctx, function_call_id=call.id)
     tool = tools.get(call.name)
     if tool is None:
         response: Any = unknown_tool_error(call.name, tools)
     else:
         response = await _journaled(agent, ctx, tool, call, tool_context)
+        if isinstance(response, _Crash):
+            log.warning("tool %r raised in invocation %s: %r", tool.name, ctx.invocation_id, response.error)
+            return [], tool_context.actions, response.error
         if tool.is_long_running and not response:  # nothing yet: the client will answer later
-            return None, tool_context.actions
+            return [], tool_context.actions, None
+    shown = response
     if not isinstance(response, dict):
         response = {"result": response}
-    part = _fast.function_response_part(call.id, call.name, response)
-    return part, tool_context.actions
+    parts = [_fast.function_response_part(call.id, call.name, response)]
+    if tool_context.actions.skip_summarization and isinstance(tool, AgentTool):
+        text = _display_text(shown, response)
+        if text is not None:  # the agent's answer stays visible to UIs that do not render function responses
+            parts.append(types.Part(text=text))
+    return parts, tool_context.actions, None
+
+
+def _display_text(result: Any, response: dict[str, Any]) -> str | None:
+    if "error" in response or result is None or result == "" or result == {"result": None}:
+        return None
+    return result if isinstance(result, str) else json.dumps(result, ensure_ascii=False, default=str)
+
+
+class _Crash:
+    """What a tool raised (kept apart from results so it is never journaled or sent to the model)."""
+
+    __slots__ = ("error",)
+
+    def __init__(self, error: Exception):
+        self.error = error
 
 
 async def _journaled(agent, ctx, tool, call, tool_context) -> Any:
@@ -117,7 +144,8 @@ async def _journaled(agent, ctx, tool, call, tool_context) -> Any:
             tool_context.actions.__dict__.update(actions.__dict__)  # what the tool asked for (transfer, state)
             return response
         response = await _invoke(agent, tool, call, tool_context)
-        ctx.run.uncommitted[key] = (response, tool_context.actions)
+        if not isinstance(response, _Crash):
+            ctx.run.uncommitted[key] = (response, tool_context.actions)
         return response
     previous = await journal.begin(ctx.invocation_id, call.id, tool.name)
     if previous is not None and previous.status == "completed":
@@ -126,6 +154,8 @@ async def _journaled(agent, ctx, tool, call, tool_context) -> Any:
         response: Any = in_doubt_error(tool.name)
     else:
         response = await _invoke(agent, tool, call, tool_context)
+    if isinstance(response, _Crash):  # not completed: the journal keeps it in doubt
+        return response
     if tool.is_long_running and not response:
         stored = NO_RESPONSE
     else:
@@ -135,16 +165,17 @@ async def _journaled(agent, ctx, tool, call, tool_context) -> Any:
 
 
 async def _invoke(agent, tool, call, tool_context) -> Any:
-    """Callbacks around the tool; a crash becomes an error answer the model can react to."""
+    """Callbacks around the tool; a crash is returned as a _Crash (the invocation then fails)."""
     args = copy.deepcopy(call.args) if call.args else {}  # the committed call must not change under the tool
-    response = await first_answer(agent.before_tool_callback, tool=tool, args=args, tool_context=tool_context)
-    if response is None:
-        try:
+    try:
+        response = await first_answer(agent.before_tool_callback, tool=tool, args=args, tool_context=tool_context)
+        if response is None:
             response = await tool.run_async(args=args, tool_context=tool_context)
-        except Exception as exc:  # a tool bug must not hang or kill the invocation; the model sees it
-            log.warning("tool %r raised in invocation %s: %r", tool.name, tool_context.invocation_id, exc)
-            response = {"error": f"Tool `{tool.name}` raised {type(exc).__name__}: {exc}"}
-    altered = await first_answer(
-        agent.after_tool_callback, tool=tool, args=args, tool_context=tool_context, tool_response=response
-    )
+        altered = await first_answer(
+            agent.after_tool_callback, tool=tool, args=args, tool_context=tool_context, tool_response=response
+        )
+    except Exception as exc:
+        if not failures.is_reportable(exc):
+            raise
+        return _Crash(exc)
     return response if altered is None else altered

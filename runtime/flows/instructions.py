@@ -53,7 +53,7 @@ async def _replacement(placeholder: str, ctx: InvocationContext) -> str:
         if artifact is None:
             if optional:
                 return ""
-            raise KeyError(f"Artifact {filename!r} not found (instruction of agent {ctx.agent.name!r})")
+            raise KeyError(f"Artifact {filename!r} not found in agent {ctx.agent.name!r}.")
         return artifact.text if artifact.text is not None else str(artifact)
     if not _is_state_name(name):
         return placeholder
@@ -63,7 +63,7 @@ async def _replacement(placeholder: str, ctx: InvocationContext) -> str:
         return "" if value is None else str(value)
     if optional:
         return ""
-    raise KeyError(f"Context variable not found: `{name}` (instruction of agent {ctx.agent.name!r})")
+    raise KeyError(f"Context variable not found: `{name}` in agent {ctx.agent.name!r}.")
 
 
 async def resolve_instruction(instruction, ctx: InvocationContext) -> str:

@@ -12,7 +12,7 @@ from ..errors import ModelError
 from ..events import Event, EventActions
 from ..models.llm_request import LlmRequest
 from ..models.llm_response import LlmResponse
-from . import _fast, functions, resume_plan
+from . import _fast, functions, resume_plan, transfer
 from .contents import build_contents
 from .instructions import system_instruction
 
@@ -133,10 +133,10 @@ _RESPONSE_FIELDS = tuple(LlmResponse.model_fields)
 
 async def _answer_calls(agent, ctx, calls, tools) -> AsyncGenerator[Event, None]:
     """Run the calls, yield their answer, then hand over if a tool asked for a transfer."""
-    answer = await functions.run_calls(agent, ctx, calls, tools)
-    if answer is None:
-        return
-    yield answer
-    if answer.actions.transfer_to_agent:
-        async for event in ctx.find_agent(answer.actions.transfer_to_agent).run_async(ctx):
+    answers = await functions.run_calls(agent, ctx, calls, tools)
+    for answer in answers:
+        yield answer
+    if answers and not ctx.run.failed and answers[-1].actions.transfer_to_agent:
+        target = transfer.transfer_target(agent, answers[-1].actions.transfer_to_agent, ctx)
+        async for event in target.run_async(ctx):
             yield event

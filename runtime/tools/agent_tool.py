@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from google.genai import types
 
+from ..errors import AgentRunFailedError
 from .base_tool import BaseTool
 from .tool_context import ToolContext
 
@@ -80,6 +81,9 @@ class AgentTool(BaseTool):
                 tool_context.state.update(event.actions.state_delta)
             if event.content is not None:
                 last = event
+            elif event.error_code:
+                # the agent's run failed: so does this call, as if the tool itself had raised
+                raise AgentRunFailedError(event.error_message or "", code=event.error_code)
         if last is None or not last.content or not last.content.parts:
             return ""
         text = "\n".join(p.text for p in last.content.parts if p.text and not p.thought)

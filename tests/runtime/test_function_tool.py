@@ -199,28 +199,40 @@ async def test_calling_an_unknown_tool_answers_the_model_with_the_available_tool
 
     _, _, events = await _run_tool(known, call("unknown_tool"), "oops")
     assert events[1].get_function_responses()[0].response == {
-        "error": "Tool 'unknown_tool' not found.\nAvailable tools: known\n\nPossible causes:\n"
-        "  1. LLM hallucinated the function name - review agent instruction clarity\n"
-        "  2. Tool not registered - verify agent.tools list\n"
-        "  3. Name mismatch - check for typos\n\nSuggested fixes:\n"
-        "  - Review agent instruction to ensure tool usage is clear\n"
-        "  - Verify tool is included in agent.tools list\n"
-        "  - Check for typos in function name"
+        "error": "Invoking `unknown_tool()` failed as no tool with that name is available. The tools you can "
+        "call are: known. You could retry, but it is IMPORTANT that you only call a tool from that list."
     }
     assert events[2].text() == "oops"
 
 
-async def test_a_crashing_tool_is_answered_with_an_error_and_the_model_goes_on():
+async def test_a_crashing_tool_ends_the_invocation_with_a_committed_error_event():
     def boom() -> str:
         """Boom."""
         raise RuntimeError("disk on fire")
 
-    _, _, events = await _run_tool(boom, call("boom"), "The tool failed.")
-    assert summaries(events) == [
-        ("a", [("call", "boom", {})]),
-        ("a", [("response", "boom", {"error": "Tool `boom` raised RuntimeError: disk on fire"})]),
-        ("a", ["The tool failed."]),
+    runner, session, events = await _run_tool(boom, call("boom"), "never")
+    assert [(e.author, e.error_code, e.error_message, e.is_final_response()) for e in events[1:]] == [
+        ("a", "RuntimeError", "disk on fire", True)
     ]
+    stored = await runner.session_service.get_session(app_name="app", user_id=session.user_id, session_id=session.id)
+    assert [e.error_code for e in stored.events] == [None, None, "RuntimeError"]
+
+
+async def test_a_crashing_tool_among_parallel_calls_keeps_the_other_answers_before_the_error_event():
+    def boom() -> str:
+        """Boom."""
+        raise RuntimeError("disk on fire")
+
+    def fine() -> str:
+        """Fine."""
+        return "ok"
+
+    _, _, events = await _run_tool(boom, [call("fine"), call("boom")], "never", tools=[fine, boom])
+    assert summaries(events[:2]) == [
+        ("a", [("call", "fine", {}), ("call", "boom", {})]),
+        ("a", [("response", "fine", {"result": "ok"})]),
+    ]
+    assert [(e.error_code, e.error_message) for e in events[2:]] == [("RuntimeError", "disk on fire")]
 
 
 async def test_tool_context_exposes_state_ids_agent_and_artifacts():

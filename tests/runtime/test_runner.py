@@ -180,11 +180,9 @@ async def test_a_second_turn_continues_the_conversation_with_history():
     assert first[0].invocation_id != second[0].invocation_id
 
 
-async def test_a_run_needs_a_message_or_an_invocation_to_resume():
+async def test_resuming_an_invocation_without_committed_events_is_refused():
     runner = weather_runner()
     session = await new_session(runner)
-    with pytest.raises(InvalidMessageError, match="new_message"):
-        await run(runner, session)
     with pytest.raises(InvocationNotFoundError, match="'e-unknown'"):
         await run(runner, session, invocation_id="e-unknown")
 

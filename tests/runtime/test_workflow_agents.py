@@ -141,7 +141,7 @@ async def test_agent_tool_runs_the_agent_on_a_copy_of_state_and_returns_its_fina
     assert fresh.state == {"topic": "cats", "noted": "cats"}
 
 
-async def test_agent_tool_with_skip_summarization_makes_its_answer_final():
+async def test_agent_tool_with_skip_summarization_makes_its_answer_final_and_adds_it_as_text():
     helper = LlmAgent(name="helper", model=ScriptedLlm(turns=["helper says"]))
     root = LlmAgent(name="root", model=ScriptedLlm(turns=[call("helper", request="x"), "never"]),
                     tools=[AgentTool(agent=helper, skip_summarization=True)])
@@ -150,7 +150,7 @@ async def test_agent_tool_with_skip_summarization_makes_its_answer_final():
     events = await run(runner, session, user_text("go"))
     assert summaries(events) == [
         ("root", [("call", "helper", {"request": "x"})]),
-        ("root", [("response", "helper", {"result": "helper says"})]),
+        ("root", [("response", "helper", {"result": "helper says"}), "helper says"]),
     ]
     assert events[-1].is_final_response()
     assert len(await stored(runner, session)) == 3

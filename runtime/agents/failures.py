@@ -1,0 +1,35 @@
+"""How a failure inside an agent run becomes an error event (``error_code``/``error_message``).
+
+A crashing tool, callback, model or instruction template is reported to the caller as an event authored by
+the agent that was running, so the session history shows why the invocation stopped. Infrastructure errors
+(a lost lease, a transient backend error, a bad transfer target) are not the agent's outcome: they propagate
+untouched so the caller can retry or fix the request.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..errors import AgentqError, AgentRunFailedError, LlmCallsLimitExceededError, ModelError
+from ..events import Event
+
+if TYPE_CHECKING:
+    from .invocation_context import InvocationContext
+
+
+def is_reportable(exc: BaseException) -> bool:
+    """True for failures of the agent's own code or budget; False for infrastructure and usage errors."""
+    if not isinstance(exc, Exception):
+        return False
+    if not isinstance(exc, AgentqError):
+        return True
+    return isinstance(exc, LlmCallsLimitExceededError | ModelError | AgentRunFailedError)
+
+
+def error_event(ctx: InvocationContext, author: str, exc: BaseException) -> Event:
+    """The event reporting ``exc``: its code is the exception's own code if it has one, else its class name."""
+    code = getattr(exc, "code", None) if isinstance(exc, AgentqError) else None
+    return Event(
+        invocation_id=ctx.invocation_id, author=author, branch=ctx.branch,
+        error_code=code or type(exc).__name__, error_message=str(exc),
+    )
