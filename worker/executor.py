@@ -177,7 +177,7 @@ class Executor:
             if outcome == "ok":
                 await self._announce(claim, "parked", detail, next_head)
                 return "settled", {}
-            fields = await self.store.redis.hgetall(self.store.record_key(claim.record.id, claim.where))
+            fields = await self.store.fields(self.store.record_key(claim.record.id, claim.where))
             claim.record = decode_record(fields)
             claim.response_fields = response_field_names(fields)
             message, response_fields = await self._first_message(claim)

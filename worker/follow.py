@@ -14,7 +14,7 @@ from runtime.redis_store import keys, streams
 
 from .codec import decode_record
 from .record import SETTLED, InvocationRecord
-from .store import InvocationStore
+from .store import InvocationStore, pairs
 
 BLOCK_MS = 2_000
 """Longest single blocking stream read."""
@@ -68,10 +68,12 @@ async def wait(store: InvocationStore, invocation_id: str, timeout: float | None
     """
     where = await store.locate(invocation_id)
     settled_key = keys.invocation_settled(where.app, where.user, invocation_id)
-    pipe = store.redis.pipeline(transaction=False)
-    pipe.xrevrange(settled_key, count=1)
-    pipe.hgetall(store.record_key(invocation_id, where))
-    newest, fields = await pipe.execute()
+    newest, flat = await store.batch(("XREVRANGE", settled_key, "+", "-", "COUNT", 1),
+                                     ("HGETALL", store.record_key(invocation_id, where)))
+    for reply in (newest, flat):
+        if isinstance(reply, Exception):
+            raise reply
+    fields = pairs(flat)
     if not fields:
         raise InvocationNotFoundError(f"invocation {invocation_id!r} does not exist")
     cursor = newest[0][0] if newest else "0-0"

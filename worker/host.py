@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 import os
 import random
@@ -24,6 +25,8 @@ HEARTBEAT_S = 1.0
 DRAIN_S = 10.0
 SWITCH_INTERVAL_S = float(os.environ.get("AGENTQ_SWITCH_INTERVAL", "0.0005"))
 REAP_S = 1.0
+GC_THRESHOLDS = (50_000, 50, 1000)
+"""Collector thresholds for worker processes (CPython's default is 700, 10, 10)."""
 
 _current: WorkerHost | None = None
 _TF = open(f"/tmp/trace-{os.getpid()}.txt", "a", buffering=1) if os.environ.get("AGENTQ_TRACE") else None
@@ -50,10 +53,6 @@ class WorkerHost:
         # Celery's threads and the loop thread hand work to each other many times per invocation; with the
         # default 5 ms GIL switch interval each handoff can wait milliseconds behind a busy thread.
         sys.setswitchinterval(SWITCH_INTERVAL_S)
-        if os.environ.get("AGENTQ_GC_EXP"):
-            import gc
-            gc.freeze()
-            gc.set_threshold(*map(int, os.environ["AGENTQ_GC_EXP"].split(",")))
         self.loop = LoopThread()
         self.executor: Executor = self.loop.run(self._build())
         self.wait_for_claim = wait_for_claim
@@ -62,6 +61,7 @@ class WorkerHost:
             self.executor.on_release = self._gate.release
         self._background = [self.loop.submit(self._every(self.heartbeat_s, self._heartbeat)),
                             self.loop.submit(self._every(self.reap_s, self._reap))]
+        tune_gc()
         log.info("worker %s serving apps %s", self.config.worker_name, sorted(apps))
 
     async def _build(self) -> Executor:
@@ -145,6 +145,16 @@ class WorkerHost:
         with contextlib.suppress(Exception):
             self.loop.submit(drain()).result(grace + 10)
         self.loop.stop()
+
+
+def tune_gc() -> None:
+    """Collect garbage less often: a worker allocates a few thousand short-lived objects per event, so with
+    CPython's default thresholds the collector ran many times per invocation and re-scanned every live session
+    and pydantic object each time (about a quarter of the worker's CPU in bench/worker_bench.py). Objects that
+    exist once the worker is up (modules, apps, runners) are frozen out of the scans for good."""
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(*GC_THRESHOLDS)
 
 
 def _log_failure(task: asyncio.Task) -> None:

@@ -139,10 +139,14 @@ class InvocationStore:
     async def get(self, invocation_id: str) -> InvocationRecord:
         """The record. Raises InvocationNotFoundError."""
         where = await self.locate(invocation_id)
-        fields = await self.redis.hgetall(self.record_key(invocation_id, where))
+        fields = await self.fields(self.record_key(invocation_id, where))
         if not fields:
             raise InvocationNotFoundError(f"invocation {invocation_id!r} does not exist")
         return decode_record(fields)
+
+    async def fields(self, record_key: str) -> dict[str, str]:
+        """A record's hash (HGETALL over the pipelined connection: a fraction of redis-py's client CPU)."""
+        return pairs(await self.mux.execute_command("HGETALL", record_key))
 
     async def list_invocations(
         self, app: str, user: str, status: str | None = None, *, session_id: str | None = None, limit: int = 100
@@ -291,6 +295,11 @@ QUEUED = '{"status":"queued","detail":{}}'
 def status_data(status: str, detail: dict | None = None) -> str:
     """The ``data`` field of a status stream entry."""
     return dumps({"status": status, "detail": detail or {}})
+
+
+def pairs(flat: list) -> dict[str, str]:
+    """A flat ``[field, value, ...]`` reply as a dict."""
+    return dict(zip(flat[::2], flat[1::2], strict=True))
 
 
 def _ms(seconds: float) -> int:

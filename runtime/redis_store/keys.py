@@ -8,13 +8,15 @@ event that carries an ``app:`` delta pays one extra round trip.
 
 from __future__ import annotations
 
+import functools
 from urllib.parse import quote
 
 PREFIX = "agentq:"
 
 
+@functools.lru_cache(maxsize=65_536)
 def _part(value: str) -> str:
-    # Escape characters that would break the hash tag or the key structure.
+    # Escape characters that would break the hash tag or the key structure (cached: every commit builds keys).
     return quote(value, safe="")
 
 
