@@ -12,9 +12,8 @@ from collections.abc import AsyncIterator
 from runtime.errors import InvocationNotFoundError
 from runtime.redis_store import keys, streams
 
-from .codec import decode_record
 from .record import SETTLED, InvocationRecord
-from .store import InvocationStore, pairs
+from .store import InvocationStore
 
 BLOCK_MS = 2_000
 """Longest single blocking stream read."""
@@ -64,29 +63,34 @@ async def wait(store: InvocationStore, invocation_id: str, timeout: float | None
     """The record once it is settled; TimeoutError after ``timeout`` seconds.
 
     Blocks on the invocation's own ``settled`` stream, which gets one entry per settle, so a waiter wakes
-    once instead of for every event of the session.
+    once instead of for every event of the session. Only the status is read until it is settled; the whole
+    record (whose decoding costs more than the reads) once, at the end.
     """
     where = await store.locate(invocation_id)
     settled_key = keys.invocation_settled(where.app, where.user, invocation_id)
-    newest, flat = await store.batch(("XREVRANGE", settled_key, "+", "-", "COUNT", 1),
-                                     ("HGETALL", store.record_key(invocation_id, where)))
-    for reply in (newest, flat):
+    record_key = store.record_key(invocation_id, where)
+    newest, status = await store.batch(("XREVRANGE", settled_key, "+", "-", "COUNT", 1),
+                                       ("HGET", record_key, "status"))
+    for reply in (newest, status):
         if isinstance(reply, Exception):
             raise reply
-    fields = pairs(flat)
-    if not fields:
+    if status is None:
         raise InvocationNotFoundError(f"invocation {invocation_id!r} does not exist")
     cursor = newest[0][0] if newest else "0-0"
-    record = decode_record(fields)
     deadline = None if timeout is None else time.monotonic() + timeout
-    while not record.settled:
+    while status not in SETTLED:
         if deadline is not None and time.monotonic() >= deadline:
             raise TimeoutError(f"invocation {invocation_id!r} did not settle within {timeout}s")
         left_ms = BLOCK_MS if deadline is None else int((deadline - time.monotonic()) * 1000)
         reply = await store.redis.xread({settled_key: cursor}, count=16, block=max(1, min(BLOCK_MS, left_ms)))
         if reply:
             cursor = reply[0][1][-1][0]
-            record = await store.get(invocation_id)
+            status = await store.mux.execute_command("HGET", record_key, "status")
+            if status is None:
+                raise InvocationNotFoundError(f"invocation {invocation_id!r} does not exist")
+    record = await store.get(invocation_id)
+    if not record.settled:  # resumed between the status read and this one: wait for the next settle
+        return await wait(store, invocation_id, None if deadline is None else max(0.0, deadline - time.monotonic()))
     return record
 
 

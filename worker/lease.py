@@ -63,13 +63,22 @@ async def acquire(
 ) -> Claim | Refusal:
     """Take the session lease for ``invocation_id`` if it is the queue head and no one holds it."""
     where = await store.locate(invocation_id)
-    reply = await _ACQUIRE(store.mux, [
+    claiming = asyncio.ensure_future(_ACQUIRE(store.mux, [
         store.record_key(invocation_id, where), keys.session_queue(where.app, where.user, where.session),
         keys.session_lease(where.app, where.user, where.session),
         keys.session_fence(where.app, where.user, where.session),
         keys.session_stream(where.app, where.user, where.session),
-    ], [invocation_id, worker, int(ttl_s * 1000), time.time()])
+    ], [invocation_id, worker, int(ttl_s * 1000), time.time()]))
+    # The Runner's first read of the session rides right behind the claim (scheduled after it, so sent after it).
+    sessions = store.session_service
+    sessions.prefetch(app_name=where.app, user_id=where.user, session_id=where.session)
+    try:
+        reply = await claiming
+    except BaseException:
+        sessions.drop_prefetch()
+        raise
     if reply[0] != "ok":
+        sessions.drop_prefetch()
         if reply[0] != "held":  # the holder (or the head's settle) is responsible for it now
             await store.mux.execute_command("ZREM", keys.dispatch_due(), invocation_id)
         return reply[0]

@@ -114,19 +114,24 @@ return {'ok', redis.call('LINDEX', KEYS[2], 0) or ''}
 
 RESPOND = _STATUS + """
 -- KEYS: record, queue, stream; ARGV: invocation_id, now, then (call_id, name, will_continue, response_json) * n
+-- A response without a name (name '', response_json without a "name" key) gets the pending call's name.
 local status = redis.call('HGET', KEYS[1], 'status')
 if not status then return {'gone'} end
 local finals = {}
+local names = {}
 for i = 3, #ARGV, 4 do
   local pending = redis.call('HGET', KEYS[1], 'p:' .. ARGV[i])
   if not pending or finals[ARGV[i]] then return {'not_pending', ARGV[i]} end
   local name = cjson.decode(pending)['name']
   if ARGV[i + 1] ~= '' and ARGV[i + 1] ~= name then return {'wrong_name', ARGV[i], name} end
   if ARGV[i + 2] ~= '1' then finals[ARGV[i]] = true end
+  names[i] = name
 end
 for i = 3, #ARGV, 4 do
   local seq = redis.call('HINCRBY', KEYS[1], 'rseq', 1)
-  redis.call('HSET', KEYS[1], string.format('r:%08d', seq), ARGV[i + 3])
+  local response = ARGV[i + 3]
+  if ARGV[i + 1] == '' then response = '{"name":' .. cjson.encode(names[i]) .. ',' .. string.sub(response, 2) end
+  redis.call('HSET', KEYS[1], string.format('r:%08d', seq), response)
   if ARGV[i + 2] ~= '1' then redis.call('HDEL', KEYS[1], 'p:' .. ARGV[i]) end
 end
 redis.call('HINCRBY', KEYS[1], 'waiting', (#ARGV - 2) / 4)

@@ -223,16 +223,14 @@ class InvocationStore:
             raise UsageError("respond() needs at least one function response")
         where = await self.locate(invocation_id)
         rkey = self.record_key(invocation_id, where)
-        nameless = [r for r in responses if not r.name]
-        if nameless:  # the model must see which function answered: take the name from the pending call
-            stored = await self.redis.hmget(rkey, [f"p:{r.id}" for r in nameless])
-            for response, raw in zip(nameless, stored, strict=True):
-                if raw is not None:
-                    response.name = json.loads(raw)["name"]
         args: list[Any] = [invocation_id, time.time()]
         for response in responses:
-            args += [response.id, response.name or "", "1" if response.will_continue else "0",
-                     dumps(response.model_dump(mode="json", exclude_none=True))]
+            # A nameless response gets the pending call's name from the script (the model must see which
+            # function answered); its JSON then has no "name" key and at least "id", so it can be spliced in.
+            wire = response.model_dump(mode="json", exclude_none=True)
+            if not response.name:
+                wire.pop("name", None)
+            args += [response.id, response.name or "", "1" if response.will_continue else "0", dumps(wire)]
         reply = await _RESPOND(self.mux, [
             rkey, keys.session_queue(where.app, where.user, where.session),
             keys.session_stream(where.app, where.user, where.session),
@@ -247,13 +245,22 @@ class InvocationStore:
             )
         if outcome == "wrong_name":
             raise UsageError(f"function call {reply[1]!r} is a call of {reply[2]!r}, not of the response's name")
-        finals = [r.id for r in responses if not r.will_continue]
-        if finals:
-            await self.redis.zrem(keys.call_deadlines(), *[f"{invocation_id} {call_id}" for call_id in finals])
-        record = await self.get(invocation_id)  # as stored by this call, before a worker can pick it up
+        finals = [f"{invocation_id} {r.id}" for r in responses if not r.will_continue]
+        # One round trip: the record is read before the run job is queued behind it, so it is as this call
+        # stored it, before a worker can pick it up.
+        replies = await self.batch(
+            *([("ZREM", keys.call_deadlines(), *finals)] if finals else ()), ("HGETALL", rkey),
+            *(self.dispatch_commands(invocation_id) if outcome == "queued" else ()),
+        )
+        failed = next((r for r in replies if isinstance(r, Exception)), None)
+        if failed is not None:
+            raise failed
         if outcome == "queued":
-            await self.dispatch_next(invocation_id)
-        return record
+            self.dispatcher.sent(invocation_id, self.where_args(invocation_id))
+        fields = pairs(replies[1 if finals else 0])
+        if not fields:
+            raise InvocationNotFoundError(f"invocation {invocation_id!r} does not exist")
+        return decode_record(fields)
 
     async def cancel(self, invocation_id: str, reason: str) -> InvocationRecord:
         """Cancel unless already final; a running invocation is fenced out of its next commit."""

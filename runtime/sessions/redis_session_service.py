@@ -12,6 +12,7 @@ event loop (``redis_store/mux.py``); list and delete use redis-py.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import time
 import uuid
 from typing import Any
@@ -28,6 +29,9 @@ from ..redis_store.streams import DEFAULT_STREAM_MAXLEN, trim_args
 from .base_session_service import BaseSessionService
 from .session import GetSessionConfig, ListSessionsResponse, Session
 from .state import check_serialisable, split_by_scope
+
+_prefetched: contextvars.ContextVar[tuple[tuple[str, str, str], asyncio.Future] | None] = contextvars.ContextVar(
+    "agentq_prefetched_session", default=None)
 
 
 class RedisSessionService(BaseSessionService):
@@ -79,6 +83,22 @@ class RedisSessionService(BaseSessionService):
         meta = {"id": session_id, "app": app_name, "user": user_id, "last_update_time": repr(now), "version": "0"}
         return build_session(meta, json_mapping(scopes["session"]), app_state, user_state, [])
 
+    def prefetch(self, *, app_name: str, user_id: str, session_id: str) -> None:
+        """Send a whole-session read now; the next plain ``get_session`` of that session in this context takes
+        its reply instead of reading again. A worker sends it right behind its lease claim, so the Runner's
+        first read costs no round trip of its own; reads queue in order behind the claim, so it sees every
+        commit made before the lease was taken."""
+        read = READ_SESSION(self._clients.mux(), read_keys(app_name, user_id, session_id, self._app_apart),
+                            [0, ""], retry=True)
+        _prefetched.set(((app_name, user_id, session_id), asyncio.ensure_future(read)))
+
+    def drop_prefetch(self) -> None:
+        """Forget a prefetched read that will not be used."""
+        pending = _prefetched.get()
+        if pending is not None:
+            _prefetched.set(None)
+            pending[1].cancel()
+
     async def get_session(
         self, *, app_name: str, user_id: str, session_id: str, config: GetSessionConfig | None = None
     ) -> Session | None:
@@ -86,8 +106,13 @@ class RedisSessionService(BaseSessionService):
         recent = (config.num_recent_events or 0) if config else 0
         after = config.after_timestamp if config else None
         client = self._clients.get()
-        reply = await READ_SESSION(self._clients.mux(), script_keys, [recent, "" if after is None else repr(after)],
-                                   retry=True)
+        pending = _prefetched.get()
+        if pending is not None and config is None and pending[0] == (app_name, user_id, session_id):
+            _prefetched.set(None)
+            reply = await pending[1]
+        else:
+            reply = await READ_SESSION(self._clients.mux(), script_keys,
+                                       [recent, "" if after is None else repr(after)], retry=True)
         if reply is None:
             return None
         meta, session_state, user_state, app_state, raw_events = reply
