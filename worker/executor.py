@@ -76,8 +76,6 @@ class Executor:
         except BaseException:
             self._release()
             raise
-        from .host import _T
-        _T(invocation_id, "claimed")
         if isinstance(claim, str):
             self._release()
             log.debug("invocation %s: run job dropped (%s)", invocation_id, claim)
@@ -232,10 +230,7 @@ class Executor:
             kwargs["run_config"] = RunConfig.model_validate(record.run_config)
         last: Event | None = None
         long_running = False
-        from .host import _T
-        _T(record.id, "run")
         async for event in runner.run_async(**kwargs):
-            _T(record.id, "event")
             if response_fields:  # the Runner committed the responses before the agent produced anything
                 response_fields = await self._consume(claim, response_fields)
             if event.partial:

@@ -29,13 +29,6 @@ GC_THRESHOLDS = (50_000, 50, 1000)
 """Collector thresholds for worker processes (CPython's default is 700, 10, 10)."""
 
 _current: WorkerHost | None = None
-_TF = open(f"/tmp/trace-{os.getpid()}.txt", "a", buffering=1) if os.environ.get("AGENTQ_TRACE") else None
-
-
-def _T(i, stage):
-    if _TF:
-        import time
-        _TF.write(f"{i} {stage} {time.time():.6f}\n")
 
 
 class WorkerHost:
@@ -87,7 +80,6 @@ class WorkerHost:
         worker dying before the claim is covered by the dispatch watchdog, which keeps the invocation's entry
         until a heartbeat tracks its lease. Either way at most ``max_in_flight`` invocations are taken on.
         """
-        _T(invocation_id, "task")
         if self.wait_for_claim:
             return self.loop.run(self._start(invocation_id, where))
         self._gate.acquire()  # back-pressure on Celery: the message waits while this process is full
@@ -95,7 +87,6 @@ class WorkerHost:
         return "handed over"
 
     def _begin(self, invocation_id: str, where: list[str] | None) -> None:
-        _T(invocation_id, "loop")
         task = self.loop.loop.create_task(self._start(invocation_id, where))
         task.add_done_callback(_log_failure)
 
