@@ -8,15 +8,41 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Any
+from typing import Any, TypeVar
 
 from google.genai import types
+from pydantic import BaseModel
 
 from ..events import Event, EventActions
+
+_M = TypeVar("_M", bound=BaseModel)
+_new = object.__new__
+_set = object.__setattr__
 
 _EVENT = Event(author="prototype")
 _PART = types.Part()
 _RESPONSE = types.FunctionResponse()
+
+
+def replace(model: _M, update: dict[str, Any] | None = None) -> _M:
+    """``model.model_copy(update=update)`` (shallow) without the generic ``copy.copy`` calls it makes.
+
+    Only for models without extra or private attributes (all the framework's and google-genai's); any other
+    model goes through ``model_copy``. ``update`` must be well typed, as for ``model_copy``.
+    """
+    if model.__pydantic_extra__ is not None or model.__pydantic_private__ is not None:
+        return model.model_copy(update=update)
+    new = _new(type(model))
+    values = model.__dict__.copy()
+    fields_set = set(model.__pydantic_fields_set__)
+    if update:
+        values.update(update)
+        fields_set.update(update)
+    _set(new, "__dict__", values)
+    _set(new, "__pydantic_extra__", None)
+    _set(new, "__pydantic_fields_set__", fields_set)
+    _set(new, "__pydantic_private__", None)
+    return new
 
 
 def uuid4_str() -> str:
@@ -33,13 +59,13 @@ def event(*, actions: EventActions | None = None, **fields: Any) -> Event:
     fields.setdefault("id", os.urandom(8).hex())
     fields.setdefault("timestamp", time.time())
     fields["actions"] = actions if actions is not None else EventActions()
-    return _EVENT.model_copy(update=fields)
+    return replace(_EVENT, fields)
 
 
 def function_response_part(call_id: str | None, name: str | None, response: dict[str, Any]) -> types.Part:
     """A Part carrying one FunctionResponse."""
-    answer = _RESPONSE.model_copy(update={"id": call_id, "name": name, "response": response})
-    return _PART.model_copy(update={"function_response": answer})
+    answer = replace(_RESPONSE, {"id": call_id, "name": name, "response": response})
+    return replace(_PART, {"function_response": answer})
 
 
 def content(role: str, parts: list[types.Part]) -> types.Content:

@@ -115,14 +115,14 @@ def _strip_client_ids(content: types.Content) -> types.Content:
     parts = []
     for part in content.parts:
         if part.function_call and (part.function_call.id or "").startswith(CLIENT_CALL_ID_PREFIX):
-            part = part.model_copy(update={"function_call": part.function_call.model_copy(update={"id": None})})
+            part = _fast.replace(part, {"function_call": _fast.replace(part.function_call, {"id": None})})
             changed = True
         elif part.function_response and (part.function_response.id or "").startswith(CLIENT_CALL_ID_PREFIX):
-            response = part.function_response.model_copy(update={"id": None})
-            part = part.model_copy(update={"function_response": response})
+            response = _fast.replace(part.function_response, {"id": None})
+            part = _fast.replace(part, {"function_response": response})
             changed = True
         parts.append(part)
-    return content.model_copy(update={"parts": parts}) if changed else content
+    return _fast.replace(content, {"parts": parts}) if changed else content
 
 
 def build_contents(events: list[Event], agent_name: str, branch: str | None, current_turn_only: bool = False

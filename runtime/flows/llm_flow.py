@@ -54,7 +54,7 @@ async def run_flow(agent: LlmAgent, ctx: InvocationContext) -> AsyncGenerator[Ev
 
 async def build_request(agent: LlmAgent, ctx: InvocationContext) -> LlmRequest:
     """Instruction, tools and conversation for the next model call."""
-    config = agent.base_config().model_copy()
+    config = _fast.replace(agent.base_config())
     if agent.output_schema is not None:
         config.response_schema = agent.output_schema
         config.response_mime_type = "application/json"
