@@ -7,9 +7,10 @@ import uuid
 from typing import Any
 
 from google.genai import types
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
+from ..models.llm_response import LlmResponse
 from .event_actions import EventActions
 
 
@@ -18,8 +19,8 @@ def new_event_id() -> str:
     return uuid.uuid4().hex[:16]
 
 
-class Event(BaseModel):
-    """An event carries a model response's fields plus who wrote it, when, and what it changes.
+class Event(LlmResponse):
+    """An event carries a model response's fields (it is an LlmResponse) plus who wrote it, when, and what it changes.
 
     JSON on the wire is camelCase (``invocationId``, ``longRunningToolIds``); input also accepts snake_case.
     """
@@ -27,20 +28,6 @@ class Event(BaseModel):
     model_config = ConfigDict(
         alias_generator=to_camel, populate_by_name=True, extra="forbid", arbitrary_types_allowed=True
     )
-
-    # --- the LlmResponse fields ---
-    content: types.Content | None = None
-    grounding_metadata: types.GroundingMetadata | None = None
-    partial: bool | None = None
-    turn_complete: bool | None = None
-    finish_reason: types.FinishReason | None = None
-    error_code: str | None = None
-    error_message: str | None = None
-    interrupted: bool | None = None
-    custom_metadata: dict[str, Any] | None = None
-    usage_metadata: types.GenerateContentResponseUsageMetadata | None = None
-    avg_logprobs: float | None = None
-    citation_metadata: types.CitationMetadata | None = None
 
     # --- the event's own fields ---
     invocation_id: str = ""
