@@ -8,7 +8,6 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-import redis.asyncio as aioredis
 from redis.asyncio.connection import parse_url
 from redis.exceptions import NoScriptError
 
@@ -42,20 +41,6 @@ MAX_CONNECTIONS = 65_536
 invocations in flight, so redis-py's default pool of 100 would refuse connections under load."""
 
 
-class _LoopClients(LoopClients):
-    """LoopClients with a pool large enough for many blocked stream readers."""
-
-    def get(self):
-        if self._fixed is not None:
-            return self._fixed
-        loop = asyncio.get_running_loop()
-        client = self._by_loop.get(loop)
-        if client is None:
-            client = aioredis.Redis.from_url(self._url, decode_responses=True, max_connections=MAX_CONNECTIONS)
-            self._by_loop[loop] = client
-        return client
-
-
 @dataclass(frozen=True, kw_only=True)
 class Where:
     """The app, user and session an invocation belongs to (never changes, so it is cached)."""
@@ -70,7 +55,7 @@ class InvocationStore:
 
     def __init__(self, redis_url: str, *, celery_app: Any | None = None):
         self.redis_url = redis_url
-        self.clients = _LoopClients(redis_url)
+        self.clients = LoopClients(redis_url, max_connections=MAX_CONNECTIONS)
         self.dispatcher = Dispatcher(celery_app, db=int(parse_url(redis_url).get("db") or 0))
         self._where: dict[str, Where] = {}
         self._session_service = None
