@@ -33,6 +33,16 @@ class Dispatcher:
 
         return run_job_commands(invocation_id, self.db, where)
 
+    def script_args(self, invocation_id: str, where: list[str] | None = None) -> list[str]:
+        """``[queue, run_job, event_channel, sent_event]`` for a Lua script that queues the job itself (the job
+        fields empty with a Celery app: then call ``sent`` after the script ran)."""
+        if self.app is not None:
+            return [QUEUE, "", "", ""]
+        from .message import run_job_commands
+
+        (_, queue, job), (_, channel, event) = run_job_commands(invocation_id, self.db, where)
+        return [queue, job, channel, event]
+
     def sent(self, invocation_id: str, where: list[str] | None = None) -> None:
         """Called once the commands ran: with a Celery app, this is where the job is sent."""
         if self.app is not None:

@@ -1,4 +1,6 @@
-"""The Lua scripts of the invocation lifecycle. Each touches only keys under one session's hash tag.
+"""The Lua scripts of the invocation lifecycle. Each touches only keys under one session's hash tag, except that
+RESPOND also queues the resumed invocation's run job (the broker list and the dispatch watchdog's sorted set), which
+is fine because Celery's Redis broker is never a Cluster.
 
 The session lease holds ``<invocation_id>|<fence>``: the fencing token makes a stale holder (paused, partitioned,
 or reaped and superseded under the same invocation id) unable to heartbeat, settle or record anything.
@@ -113,13 +115,18 @@ return {'ok', redis.call('LINDEX', KEYS[2], 0) or ''}
 """
 
 RESPOND = _STATUS + """
--- KEYS: record, queue, stream; ARGV: invocation_id, now, then (call_id, name, will_continue, response_json) * n
--- A response without a name (name '', response_json without a "name" key) gets the pending call's name.
+-- KEYS: record, queue, stream, dispatch_due, broker_queue, call_deadlines
+-- ARGV: invocation_id, now, due_ms, run_job, event_channel, sent_event, then (call_id, name, will_continue,
+--       response_json) * n. A response without a name (name '', response_json without a "name" key) gets the
+--       pending call's name.
+-- A parked invocation goes back to queued and its run job is queued in the same step (run_job '' when the caller
+-- sends it through a Celery app instead), so a worker can pick it up without another round trip.
+-- Returns {outcome, previous status, record fields} (outcome 'queued' or 'stored'), or an error outcome.
 local status = redis.call('HGET', KEYS[1], 'status')
 if not status then return {'gone'} end
 local finals = {}
 local names = {}
-for i = 3, #ARGV, 4 do
+for i = 7, #ARGV, 4 do
   local pending = redis.call('HGET', KEYS[1], 'p:' .. ARGV[i])
   if not pending or finals[ARGV[i]] then return {'not_pending', ARGV[i]} end
   local name = cjson.decode(pending)['name']
@@ -127,22 +134,31 @@ for i = 3, #ARGV, 4 do
   if ARGV[i + 2] ~= '1' then finals[ARGV[i]] = true end
   names[i] = name
 end
-for i = 3, #ARGV, 4 do
+for i = 7, #ARGV, 4 do
   local seq = redis.call('HINCRBY', KEYS[1], 'rseq', 1)
   local response = ARGV[i + 3]
   if ARGV[i + 1] == '' then response = '{"name":' .. cjson.encode(names[i]) .. ',' .. string.sub(response, 2) end
   redis.call('HSET', KEYS[1], string.format('r:%08d', seq), response)
-  if ARGV[i + 2] ~= '1' then redis.call('HDEL', KEYS[1], 'p:' .. ARGV[i]) end
+  if ARGV[i + 2] ~= '1' then
+    redis.call('HDEL', KEYS[1], 'p:' .. ARGV[i])
+    redis.call('ZREM', KEYS[6], ARGV[1] .. ' ' .. ARGV[i])
+  end
 end
-redis.call('HINCRBY', KEYS[1], 'waiting', (#ARGV - 2) / 4)
+redis.call('HINCRBY', KEYS[1], 'waiting', (#ARGV - 6) / 4)
 redis.call('HSET', KEYS[1], 'updated_at', ARGV[2])
+local outcome = 'stored'
 if status == 'parked' then
   redis.call('HSET', KEYS[1], 'status', 'queued')
   redis.call('RPUSH', KEYS[2], ARGV[1])
   status_entry(KEYS[3], ARGV[1], '{"status":"queued","detail":{"resumed":true}}')
-  return {'queued', status}
+  redis.call('ZADD', KEYS[4], ARGV[3], ARGV[1])
+  if ARGV[4] ~= '' then
+    redis.call('LPUSH', KEYS[5], ARGV[4])
+    redis.call('PUBLISH', ARGV[5], ARGV[6])
+  end
+  outcome = 'queued'
 end
-return {'stored', status}
+return {outcome, status, redis.call('HGETALL', KEYS[1])}
 """
 
 CANCEL = _STATUS + """

@@ -208,7 +208,8 @@ class InvocationStore:
             raise UsageError("respond() needs at least one function response")
         where = await self.locate(invocation_id)
         rkey = self.record_key(invocation_id, where)
-        args: list[Any] = [invocation_id, time.time()]
+        queue, job, channel, event = self.dispatcher.script_args(invocation_id, self.where_args(invocation_id))
+        args: list[Any] = [invocation_id, time.time(), _ms(time.time() + DISPATCH_GRACE_S), job, channel, event]
         for response in responses:
             # A nameless response gets the pending call's name from the script (the model must see which
             # function answered); its JSON then has no "name" key and at least "id", so it can be spliced in.
@@ -216,9 +217,11 @@ class InvocationStore:
             if not response.name:
                 wire.pop("name", None)
             args += [response.id, response.name or "", "1" if response.will_continue else "0", dumps(wire)]
+        # One round trip: validation, storing, requeueing, the run job and the record as stored, in one script.
         reply = await _RESPOND(self.mux, [
             rkey, keys.session_queue(where.app, where.user, where.session),
-            keys.session_stream(where.app, where.user, where.session),
+            keys.session_stream(where.app, where.user, where.session), keys.dispatch_due(), queue,
+            keys.call_deadlines(),
         ], args)
         outcome = reply[0]
         if outcome == "gone":
@@ -230,22 +233,9 @@ class InvocationStore:
             )
         if outcome == "wrong_name":
             raise UsageError(f"function call {reply[1]!r} is a call of {reply[2]!r}, not of the response's name")
-        finals = [f"{invocation_id} {r.id}" for r in responses if not r.will_continue]
-        # One round trip: the record is read before the run job is queued behind it, so it is as this call
-        # stored it, before a worker can pick it up.
-        replies = await self.batch(
-            *([("ZREM", keys.call_deadlines(), *finals)] if finals else ()), ("HGETALL", rkey),
-            *(self.dispatch_commands(invocation_id) if outcome == "queued" else ()),
-        )
-        failed = next((r for r in replies if isinstance(r, Exception)), None)
-        if failed is not None:
-            raise failed
-        if outcome == "queued":
+        if outcome == "queued" and not job:
             self.dispatcher.sent(invocation_id, self.where_args(invocation_id))
-        fields = pairs(replies[1 if finals else 0])
-        if not fields:
-            raise InvocationNotFoundError(f"invocation {invocation_id!r} does not exist")
-        return decode_record(fields)
+        return decode_record(pairs(reply[2]))
 
     async def cancel(self, invocation_id: str, reason: str) -> InvocationRecord:
         """Cancel unless already final; a running invocation is fenced out of its next commit."""
