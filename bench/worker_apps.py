@@ -56,7 +56,10 @@ approval = App(name="approval", root_agent=LlmAgent(
 
 
 def _steps(request: LlmRequest) -> LlmResponse:
-    done = sum(1 for c in request.contents for p in c.parts or () if p.function_response)
+    # The contents are the user message, then one (call, response) pair per step done. Counted from the length,
+    # not by scanning every part: this model stands in for a remote one, so its own CPU is not what the capacity
+    # run should measure.
+    done = (len(request.contents) - 1) // 2
     if done < CAPACITY_STEPS - 1:
         return _answer(types.Part(function_call=types.FunctionCall(name="get_weather", args={"city": "Paris"})))
     return _answer(types.Part(text="done"))

@@ -84,10 +84,8 @@ async def wait(store: InvocationStore, invocation_id: str, timeout: float | None
         left_ms = BLOCK_MS if deadline is None else int((deadline - time.monotonic()) * 1000)
         reply = await store.redis.xread({settled_key: cursor}, count=16, block=max(1, min(BLOCK_MS, left_ms)))
         if reply:
-            cursor = reply[0][1][-1][0]
-            status = await store.mux.execute_command("HGET", record_key, "status")
-            if status is None:
-                raise InvocationNotFoundError(f"invocation {invocation_id!r} does not exist")
+            cursor, fields = reply[0][1][-1]
+            status = fields.get("status")  # each settle entry names the status it settled with
     record = await store.get(invocation_id)
     if not record.settled:  # resumed between the status read and this one: wait for the next settle
         return await wait(store, invocation_id, None if deadline is None else max(0.0, deadline - time.monotonic()))
