@@ -160,17 +160,14 @@ async def settle(
         store.record_key(claim.record.id, where), keys.session_queue(where.app, where.user, where.session),
         _lease(claim), keys.session_stream(where.app, where.user, where.session),
         keys.session_active_invocations(where.app, where.user, where.session),
-        keys.invocation_settled(where.app, where.user, claim.record.id),
+        keys.invocation_settled(where.app, where.user, claim.record.id), keys.lease_expiries(), keys.dispatch_due(),
     ], [claim.token, claim.record.id, status, now, status_data(status, detail), *encode_fields(values)])
     if reply[0] != "ok":
         claim.settling = reply[0] != "continue"
         return reply[0], ""
     if reply[1]:
         store.remember(reply[1], where)  # the next head is in the same session: its job carries the location
-    await store.batch(("ZREM", keys.lease_expiries(), claim.record.id), ("ZREM", keys.dispatch_due(), claim.record.id),
-                      *(store.dispatch_commands(reply[1]) if reply[1] else ()))
-    if reply[1]:
-        store.dispatcher.sent(reply[1], store.where_args(reply[1]))
+        await store.dispatch_next(reply[1])
     return "ok", reply[1]
 
 

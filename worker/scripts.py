@@ -92,9 +92,10 @@ return 1
 """
 
 SETTLE = _STATUS + """
--- KEYS: record, queue, lease, stream, active, settled
+-- KEYS: record, queue, lease, stream, active, settled, lease_expiries, dispatch_due
 -- ARGV: token, invocation_id, status, now, status_data, field, value, ...
 -- Parking while responses wait keeps the lease: the caller resumes at once ('continue').
+-- The reaper's and the watchdog's entries go in the same step (global keys: fine, the store is never a Cluster).
 if redis.call('GET', KEYS[3]) ~= ARGV[1] then return {'lost'} end
 if ARGV[3] == 'parked' and tonumber(redis.call('HGET', KEYS[1], 'waiting') or '0') > 0 then
   return {'continue'}
@@ -111,6 +112,8 @@ redis.call('DEL', KEYS[3])
 redis.call('LREM', KEYS[2], 1, ARGV[2])
 status_entry(KEYS[4], ARGV[2], ARGV[5])
 settled_entry(KEYS[6], ARGV[3])
+redis.call('ZREM', KEYS[7], ARGV[2])
+redis.call('ZREM', KEYS[8], ARGV[2])
 return {'ok', redis.call('LINDEX', KEYS[2], 0) or ''}
 """
 
