@@ -49,6 +49,8 @@ class InvocationRun:
     uncommitted: dict[tuple[str, str], Any] = field(default_factory=dict)
     """Tool answers computed but not yet committed, by (invocation_id, call_id); shared across runs of one
     Runner so a resumed run reuses them instead of repeating the side effect."""
+    contents: dict[tuple[str, str | None], Any] = field(default_factory=dict)
+    """The model contents built so far, per (agent name, branch): a ``flows.contents_cache.ContentsCache``."""
 
     def record(self, event: Event) -> None:
         """Note a committed event: history, and which long-running calls it opens or answers."""

@@ -110,7 +110,8 @@ def _responses_after_calls(events: list[Event]) -> list[Event]:
     return result
 
 
-def _strip_client_ids(content: types.Content) -> types.Content:
+def strip_client_ids(content: types.Content) -> types.Content:
+    """``content`` without client-made call ids (the same object when it has none)."""
     changed = False
     parts = []
     for part in content.parts:
@@ -125,6 +126,20 @@ def _strip_client_ids(content: types.Content) -> types.Content:
     return _fast.replace(content, {"parts": parts}) if changed else content
 
 
+def retold(event: Event, agent_name: str, branch: str | None) -> Event | None:
+    """``event`` as ``agent_name`` on ``branch`` is shown it, or None when it is left out."""
+    if _is_empty(event) or not _belongs_to_branch(branch, event):
+        return None
+    if event.author not in ("user", agent_name):
+        return _foreign(event)
+    return event
+
+
+def arrange(selected: list[Event]) -> list[Event]:
+    """The shown events with every function response moved right after its call."""
+    return _responses_after_calls(_latest_response_next_to_call(selected))
+
+
 def build_contents(events: list[Event], agent_name: str, branch: str | None, current_turn_only: bool = False
                    ) -> list[types.Content]:
     """The model's view of ``events`` for ``agent_name`` running on ``branch``."""
@@ -135,14 +150,5 @@ def build_contents(events: list[Event], agent_name: str, branch: str | None, cur
                 break
         else:
             events = []
-    selected = []
-    for event in events:
-        if _is_empty(event) or not _belongs_to_branch(branch, event):
-            continue
-        if event.author not in ("user", agent_name):
-            event = _foreign(event)
-            if event is None:
-                continue
-        selected.append(event)
-    selected = _responses_after_calls(_latest_response_next_to_call(selected))
-    return [_strip_client_ids(event.content) for event in selected]
+    selected = [shown for event in events if (shown := retold(event, agent_name, branch)) is not None]
+    return [strip_client_ids(event.content) for event in arrange(selected)]

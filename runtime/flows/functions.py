@@ -168,12 +168,16 @@ async def _invoke(agent, tool, call, tool_context) -> Any:
     """Callbacks around the tool; a crash is returned as a _Crash (the invocation then fails)."""
     args = copy.deepcopy(call.args) if call.args else {}  # the committed call must not change under the tool
     try:
-        response = await first_answer(agent.before_tool_callback, tool=tool, args=args, tool_context=tool_context)
+        response = None
+        if agent.before_tool_callback:  # skipped when absent: a coroutine per call for nothing
+            response = await first_answer(agent.before_tool_callback, tool=tool, args=args, tool_context=tool_context)
         if response is None:
             response = await tool.run_async(args=args, tool_context=tool_context)
-        altered = await first_answer(
-            agent.after_tool_callback, tool=tool, args=args, tool_context=tool_context, tool_response=response
-        )
+        altered = None
+        if agent.after_tool_callback:
+            altered = await first_answer(
+                agent.after_tool_callback, tool=tool, args=args, tool_context=tool_context, tool_response=response
+            )
     except Exception as exc:
         if not failures.is_reportable(exc):
             raise

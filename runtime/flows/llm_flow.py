@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator
 from typing import TYPE_CHECKING
 
+from google.genai import types
+
 from ..agents.callback_context import CallbackContext
 from ..agents.callbacks import first_answer
 from ..agents.run_config import StreamingMode
@@ -12,8 +14,10 @@ from ..errors import ModelError
 from ..events import Event, EventActions
 from ..models.llm_request import LlmRequest
 from ..models.llm_response import LlmResponse
+from ..sessions.base_session_service import set_fields
 from . import _fast, functions, resume_plan, transfer
 from .contents import build_contents
+from .contents_cache import ContentsCache
 from .instructions import system_instruction
 
 if TYPE_CHECKING:
@@ -62,13 +66,24 @@ async def build_request(agent: LlmAgent, ctx: InvocationContext) -> LlmRequest:
     declarations, tools = agent.tool_declarations()
     if declarations is not None:
         config.tools = [*(config.tools or []), declarations]
-    contents = build_contents(
-        ctx.session.events, agent.name, ctx.branch, current_turn_only=agent.include_contents == "none"
-    )
+    contents = _contents(agent, ctx)
     # model_construct: the parts are already validated objects; re-validating them per call is pure cost
     return LlmRequest.model_construct(
         model=agent.canonical_model.model, contents=contents, config=config, tools_dict=dict(tools)
     )
+
+
+def _contents(agent: LlmAgent, ctx: InvocationContext) -> list[types.Content]:
+    """The conversation, built incrementally from the history unless the agent sees only the current turn, or
+    has a before-model callback (it may edit the contents in place, and cached contents are reused)."""
+    if agent.include_contents == "none" or agent.before_model_callback:
+        return build_contents(ctx.session.events, agent.name, ctx.branch,
+                              current_turn_only=agent.include_contents == "none")
+    key = (agent.name, ctx.branch)
+    cache = ctx.run.contents.get(key)
+    if cache is None:
+        cache = ctx.run.contents[key] = ContentsCache(agent.name, ctx.branch)
+    return cache.build(ctx.session.events)
 
 
 async def _one_step(agent: LlmAgent, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
@@ -92,10 +107,12 @@ async def _responses(
     agent: LlmAgent, ctx: InvocationContext, request: LlmRequest, callback_context: CallbackContext | None
 ) -> AsyncGenerator[LlmResponse, None]:
     """The model's answers with the model callbacks applied; a ModelError becomes an error answer."""
-    replaced = await first_answer(agent.before_model_callback, callback_context=callback_context, llm_request=request)
-    if replaced is not None:
-        yield replaced
-        return
+    if agent.before_model_callback:
+        replaced = await first_answer(agent.before_model_callback, callback_context=callback_context,
+                                      llm_request=request)
+        if replaced is not None:
+            yield replaced
+            return
     ctx.increment_llm_call_count()
     stream = ctx.run_config.streaming_mode == StreamingMode.SSE
     after = agent.after_model_callback
@@ -119,13 +136,20 @@ def _to_event(template: Event, response: LlmResponse, request: LlmRequest) -> Ev
         branch=template.branch,
         # each event gets a snapshot of what the model callbacks recorded so far (usually nothing)
         actions=EventActions() if template.actions.is_empty() else template.actions.model_copy(deep=True),
-        **{name: getattr(response, name) for name in _RESPONSE_FIELDS if getattr(response, name) is not None},
+        **_response_fields(response),
     )
     calls = event.get_function_calls()
     if calls:
         functions.populate_call_ids(calls)
-        event.long_running_tool_ids = functions.long_running_ids(calls, request.tools_dict)
+        set_fields(event, long_running_tool_ids=functions.long_running_ids(calls, request.tools_dict))
     return event
+
+
+def _response_fields(response: LlmResponse) -> dict:
+    """The response's LlmResponse fields that are not None."""
+    if type(response) is LlmResponse:  # its __dict__ is exactly those fields (extra is forbidden): no getattr
+        return {name: value for name, value in response.__dict__.items() if value is not None}
+    return {name: getattr(response, name) for name in _RESPONSE_FIELDS if getattr(response, name) is not None}
 
 
 _RESPONSE_FIELDS = tuple(LlmResponse.model_fields)

@@ -29,6 +29,7 @@ class LoopClients:
         self._max_connections = max_connections
         self._by_loop: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         self._mux_by_loop: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        self._last_mux: tuple[weakref.ref, MuxConnection] | None = None  # the last loop's, looked up per command
 
     @property
     def is_cluster(self) -> bool:
@@ -59,9 +60,13 @@ class LoopClients:
         if self._fixed is not None or not MuxConnection.supports(self._url):
             return self.get()
         loop = asyncio.get_running_loop()
+        last = self._last_mux
+        if last is not None and last[0]() is loop:
+            return last[1]
         mux = self._mux_by_loop.get(loop)
         if mux is None:
             mux = self._mux_by_loop[loop] = MuxConnection(self._url)
+        self._last_mux = (weakref.ref(loop), mux)
         return mux
 
     async def aclose(self) -> None:
@@ -70,6 +75,7 @@ class LoopClients:
             return
         loop = asyncio.get_running_loop()
         mux = self._mux_by_loop.pop(loop, None)
+        self._last_mux = None
         if mux is not None:
             await mux.aclose()
         client = self._by_loop.pop(loop, None)

@@ -1,15 +1,17 @@
 """MuxConnection: one pipelined Redis connection per event loop for the session service's scripts.
 
-Every coroutine writes its command to the same socket at once and awaits a future; replies come back in
-order and are matched first-in first-out. Concurrent commits from hundreds of invocations therefore share
-writes and reads instead of each taking a pooled connection, and a command costs about a third of the
-client CPU redis-py's pool path costs (see bench/store_bench.py). Only non-blocking commands belong here:
+Every coroutine queues its command on the same socket and awaits a future; the commands queued during one
+loop iteration go out in one write, and replies come back in order and are matched first-in first-out.
+Concurrent commits from hundreds of invocations therefore share writes and reads instead of each taking a
+pooled connection, and a command costs about a third of the client CPU redis-py's pool path costs (see
+bench/store_bench.py). Only non-blocking commands belong here:
 a blocking XREAD would hold up every reply behind it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 from collections import deque
 
 import hiredis
@@ -20,6 +22,15 @@ from redis.exceptions import NoScriptError, ResponseError
 
 def pack(args: tuple) -> bytes:
     """A command in RESP: an array of bulk strings."""
+    try:
+        # hiredis packs str, bytes, int and float in C, floats as repr() does; it refuses anything else (bool,
+        # enums, ...), which the Python packer below takes as it always has
+        return hiredis.pack_command(args)
+    except TypeError:
+        return _pack(args)
+
+
+def _pack(args: tuple) -> bytes:
     out = [b"*%d\r\n" % len(args)]
     for arg in args:
         if isinstance(arg, str):
@@ -36,9 +47,27 @@ class _Protocol(asyncio.Protocol):
         self.pending: deque[asyncio.Future] = deque()
         self.transport: asyncio.Transport | None = None
         self.closed = False
+        self._outgoing: list[bytes] = []
+        self._flush_context = contextvars.Context()  # call_soon would copy the caller's context every time
 
     def connection_made(self, transport) -> None:
         self.transport = transport
+
+    def send(self, command: bytes, future: asyncio.Future) -> None:
+        """Queue ``command`` (its reply settles ``future``); written with the others queued this loop iteration.
+
+        One write per iteration instead of one per command: hundreds of invocations committing at once share
+        a syscall. A lone command still goes out on the next iteration, with no timer in between."""
+        self.pending.append(future)
+        if not self._outgoing:
+            future.get_loop().call_soon(self._flush, context=self._flush_context)
+        self._outgoing.append(command)
+
+    def _flush(self) -> None:
+        data = b"".join(self._outgoing)
+        self._outgoing.clear()
+        if not self.closed and not self.transport.is_closing():  # else their futures fail with the connection
+            self.transport.write(data)
 
     def data_received(self, data: bytes) -> None:
         try:
@@ -117,17 +146,19 @@ class MuxConnection:
     @staticmethod
     def _send(protocol: _Protocol, args: tuple) -> asyncio.Future:
         future = asyncio.get_running_loop().create_future()
-        protocol.pending.append(future)
-        protocol.transport.write(pack(args))
+        protocol.send(pack(args), future)
         return future
 
     async def execute_command(self, *args):
         """Send one command and await its reply."""
-        return await self._send(await self._ready(), args)
+        protocol = self._protocol
+        if protocol is None or protocol.closed or protocol.transport.is_closing():
+            protocol = await self._ready()
+        return await self._send(protocol, args)
 
-    async def evalsha(self, sha: str, numkeys: int, *keys_and_args):
-        """EVALSHA; raises NoScriptError when the server does not have the script."""
-        return await self.execute_command("EVALSHA", sha, numkeys, *keys_and_args)
+    def evalsha(self, sha: str, numkeys: int, *keys_and_args):
+        """EVALSHA (an awaitable); raises NoScriptError when the server does not have the script."""
+        return self.execute_command("EVALSHA", sha, numkeys, *keys_and_args)
 
     async def script_load(self, source: str) -> str:
         """SCRIPT LOAD; returns the SHA1."""

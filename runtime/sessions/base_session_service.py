@@ -6,6 +6,8 @@ import abc
 import time
 from typing import Any
 
+from pydantic import BaseModel
+
 from ..events import Event
 from .session import GetSessionConfig, ListSessionsResponse, Session
 from .state import State, check_serialisable
@@ -77,5 +79,12 @@ class BaseSessionService(abc.ABC):
         if event.actions.state_delta:
             session.state.update(event.actions.state_delta)
         session.events.append(event)
-        session.version += 1
-        session.last_update_time = event.timestamp if event.timestamp else time.time()
+        set_fields(session, version=session.version + 1,
+                   last_update_time=event.timestamp if event.timestamp else time.time())
+
+
+def set_fields(model: BaseModel, **values: Any) -> None:
+    """``model.name = value`` for each of ``values`` (well typed) without pydantic's per-assignment checks,
+    which cost more than the commit's own bookkeeping; the fields count as set, as after an assignment."""
+    model.__dict__.update(values)
+    model.__pydantic_fields_set__.update(values)

@@ -26,7 +26,7 @@ from ..redis_store.fencing import current_fence
 from ..redis_store.scripts import COMMIT_EVENT, CREATE_SESSION, READ_SESSION
 from ..redis_store.session_layout import build_session, commit_keys, create_keys, read_keys, session_keys
 from ..redis_store.streams import DEFAULT_STREAM_MAXLEN, trim_args
-from .base_session_service import BaseSessionService
+from .base_session_service import BaseSessionService, set_fields
 from .session import GetSessionConfig, ListSessionsResponse, Session
 from .state import check_serialisable, split_by_scope
 
@@ -164,7 +164,9 @@ class RedisSessionService(BaseSessionService):
         # Serialise appends to one session within this loop: concurrent branches share the Session object,
         # and each commit must carry the version the previous one produced.
         lock_key = (asyncio.get_running_loop(), session.app_name, session.user_id, session.id)
-        entry = self._locks.setdefault(lock_key, [asyncio.Lock(), 0])
+        entry = self._locks.get(lock_key)
+        if entry is None:
+            entry = self._locks[lock_key] = [asyncio.Lock(), 0]
         entry[1] += 1
         try:
             async with entry[0]:
@@ -177,12 +179,11 @@ class RedisSessionService(BaseSessionService):
 
     async def _commit(self, session: Session, event: Event) -> None:
         app, user, sid = session.app_name, session.user_id, session.id
-        scopes = split_by_scope(event.actions.state_delta)
+        scopes = split_by_scope(event.actions.state_delta) if event.actions.state_delta else _NO_DELTA
         fence = current_fence.get()
         script_keys = commit_keys(app, user, sid, self._app_apart)
         args = [session.version, "" if fence is None else str(fence), event.to_json(), repr(event.timestamp),
-                event.invocation_id, *self._trim, *encode_pairs(scopes["session"]), *encode_pairs(scopes["user"]),
-                *encode_pairs({} if self._app_apart else scopes["app"])]
+                event.invocation_id, *self._trim, *_delta_args(scopes, self._app_apart)]
         # Retrying is safe: a commit that landed before its reply was lost is recognised and not repeated.
         reply = await COMMIT_EVENT(self._clients.mux(), script_keys, args, retry=True)
         outcome = text(reply[0])
@@ -200,4 +201,16 @@ class RedisSessionService(BaseSessionService):
         # 'missing': the session was deleted (or never stored); like ADK, only the live object changes.
         self._apply_to_live_session(session, event)
         if outcome == "ok":
-            session.version = int(reply[1])
+            set_fields(session, version=int(reply[1]))
+
+
+_NO_DELTA: dict[str, dict[str, Any]] = {"app": {}, "user": {}, "session": {}}
+_NO_DELTA_ARGS = ("0", "0", "0")
+
+
+def _delta_args(scopes: dict[str, dict[str, Any]], app_apart: bool) -> list[str] | tuple[str, ...]:
+    """The commit script's pair lists for session, user and app state (app state apart: sent on its own)."""
+    if scopes is _NO_DELTA:  # most events change no state
+        return _NO_DELTA_ARGS
+    return [*encode_pairs(scopes["session"]), *encode_pairs(scopes["user"]),
+            *encode_pairs({} if app_apart else scopes["app"])]

@@ -71,3 +71,47 @@ def test_a_late_answer_is_moved_next_to_its_call_replacing_the_interim_one():
 def test_events_without_content_and_empty_text_are_left_out():
     events = [ev("user", text("q")), Event(author="me"), ev("me", text(""))]
     assert [c.parts[0].text for c in build_contents(events, "me", None)] == ["q"]
+
+
+def _random_history(rng, length):
+    """Histories with in-order answers, late and repeated answers, duplicate and client-made call ids."""
+    events, open_calls = [], []
+    for _ in range(length):
+        author = rng.choice(["user", "me", "me", "other"])
+        branch = rng.choice([None, None, "par", "par.me", "par.sib"])
+        kind = rng.random()
+        if kind < 0.35:
+            call_id = rng.choice(["adk-", "c"]) + str(rng.randrange(12))
+            open_calls.append(call_id)
+            parts = [fcall("f", call_id)] + ([fcall("g", call_id + "b")] if rng.random() < 0.3 else [])
+            if rng.random() < 0.1:
+                parts.append(fresp("f", rng.choice(open_calls), {"r": 0}))
+        elif kind < 0.7 and open_calls:
+            chosen = open_calls[-1] if rng.random() < 0.7 else rng.choice(open_calls)
+            parts = [fresp("f", chosen, {"r": rng.randrange(3)})]
+            if rng.random() < 0.2:
+                parts.append(fresp("g", chosen + "b", {"r": 1}))
+        elif kind < 0.8:
+            parts = [text("")]
+        else:
+            parts = [text(f"t{rng.randrange(100)}")]
+        events.append(ev(author, *parts, role="user" if parts[0].function_response else None, branch=branch))
+    return events
+
+
+def test_incrementally_built_contents_equal_contents_built_from_scratch():
+    import random
+
+    from runtime.flows.contents_cache import ContentsCache
+
+    rng = random.Random(7)
+    for _ in range(300):
+        events = _random_history(rng, rng.randrange(1, 14))
+        agent, branch = rng.choice([("me", None), ("me", "par.me"), ("other", "par")])
+        cache = ContentsCache(agent, branch)
+        history: list[Event] = []
+        for event in events:
+            if rng.random() < 0.1:  # a rewind or a reload: the history is no longer an extension
+                history = history[: rng.randrange(len(history) + 1)] if rng.random() < 0.5 else list(history)
+            history.append(event)
+            assert dump(cache.build(history)) == dump(build_contents(history, agent, branch))
