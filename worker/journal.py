@@ -7,12 +7,17 @@ call after a failover agree on whether it already ran.
 
 from __future__ import annotations
 
+import asyncio
 import json
+import logging
 from typing import Any
 
 from runtime.redis_store import keys
 from runtime.redis_store.lua import LuaScript
+from runtime.redis_store.mux import MuxConnection
 from runtime.tools.tool_journal import BaseToolJournal, ToolCallRecord
+
+log = logging.getLogger("agentq.worker")
 
 JOURNAL_TTL_S = 30 * 24 * 3600
 """How long idempotency records are kept after a call began (long past any plausible redelivery)."""
@@ -41,11 +46,25 @@ class RedisToolJournal(BaseToolJournal):
 
     async def complete(self, invocation_id: str, function_call_id: str, response: dict[str, Any]) -> None:
         value = "c" + json.dumps(response, separators=(",", ":"), default=str)
-        await self._clients.mux().execute_command("HSET", keys.tool_journal(invocation_id), function_call_id, value)
+        command = ("HSET", keys.tool_journal(invocation_id), function_call_id, value)
+        mux = self._clients.mux()
+        # Not awaited: the write is queued on the connection the session service commits on, so it reaches Redis
+        # before the event carrying this response, a round trip per tool call sooner. If it fails, so does that
+        # commit (same connection); the call then stays 'started' and is treated as in doubt, never re-run blind.
+        queued = mux.send_now(*command) if isinstance(mux, MuxConnection) else None
+        if queued is None:
+            await mux.execute_command(*command)
+        else:
+            queued.add_done_callback(_report_failure)
 
     async def get(self, invocation_id: str, function_call_id: str) -> ToolCallRecord | None:
         """What the journal holds for one call (for tests and inspection)."""
         return _decode(await self._clients.get().hget(keys.tool_journal(invocation_id), function_call_id))
+
+
+def _report_failure(reply: asyncio.Future) -> None:
+    if not reply.cancelled() and reply.exception() is not None:
+        log.warning("tool journal: recording a completed call failed: %r", reply.exception())
 
 
 def _decode(value: Any) -> ToolCallRecord | None:

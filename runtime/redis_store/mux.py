@@ -156,6 +156,14 @@ class MuxConnection:
             protocol = await self._ready()
         return await self._send(protocol, args)
 
+    def send_now(self, *args) -> asyncio.Future | None:
+        """Queue a command without awaiting its reply: it reaches Redis before every command queued after it on
+        this connection. None when there is no live connection (then await ``execute_command`` instead)."""
+        protocol = self._protocol
+        if protocol is None or protocol.closed or protocol.transport.is_closing():
+            return None
+        return self._send(protocol, args)
+
     def evalsha(self, sha: str, numkeys: int, *keys_and_args):
         """EVALSHA (an awaitable); raises NoScriptError when the server does not have the script."""
         return self.execute_command("EVALSHA", sha, numkeys, *keys_and_args)

@@ -32,7 +32,10 @@ class BaseToolJournal(abc.ABC):
 
     @abc.abstractmethod
     async def complete(self, invocation_id: str, function_call_id: str, response: dict[str, Any]) -> None:
-        """Record the call as 'completed' with the response sent to the model."""
+        """Record the call as 'completed' with the response sent to the model.
+
+        It must be recorded before the event carrying the response is committed; a journal that writes on the
+        session service's own ordered connection may return once the write is queued ahead of that commit."""
 
 
 class InMemoryToolJournal(BaseToolJournal):
