@@ -105,9 +105,11 @@ def run(args: argparse.Namespace) -> int:
         app = build(args, redis_url)
         if not app.state.settings.auth_enabled and args.host not in ("127.0.0.1", "localhost", "::1"):
             log.warning("agentq api: bound to %s without API keys: non-loopback clients will get 403", args.host)
+        # loop/http "auto" pick uvloop and httptools (both dependencies): ~0.2 ms less per /run_sse and ~10%
+        # less API CPU than asyncio's loop and h11's pure-Python parser (bench.api_bench, 2-core machine).
         config = uvicorn.Config(
             app, host=args.host, port=args.port, log_level=log_level, access_log=args.access_log,
-            lifespan="on", timeout_graceful_shutdown=5,
+            lifespan="on", timeout_graceful_shutdown=5, loop="auto", http="auto",
         )
         uvicorn.Server(config).run()
     finally:

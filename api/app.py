@@ -13,6 +13,7 @@ from runtime import __version__
 from .auth import NotLoopbackError, is_loopback
 from .deps import Services
 from .errors import install_error_handlers
+from .fast_lane import RunSseFastLane
 from .limits import BodySizeLimit
 from .metrics import Metrics, RequestMetrics, StatsProvider
 from .routes import artifacts, invocations, ops, run, sessions, streams
@@ -36,10 +37,13 @@ def create_app(
     *,
     stats_provider: StatsProvider | None = None,
     on_shutdown: Any = None,
+    fast_lane: bool = True,
 ) -> FastAPI:
     """The FastAPI app with its routers, error handlers, body-size limit and request metrics.
 
     ``on_shutdown``: an async callable run when the app stops (closes the services' connections).
+    ``fast_lane``: serve well-formed POST /run_sse requests without FastAPI's routing (``api.fast_lane``);
+    off, every request goes through the routes (the tests compare the two).
     """
 
     @contextlib.asynccontextmanager
@@ -67,7 +71,10 @@ def create_app(
     install_error_handlers(app)
     for module in (ops, sessions, artifacts, invocations, streams, run):
         app.include_router(module.router)
-    # Added last runs first: metrics see every answer, including the size limit's 413.
+    # Added last runs first: metrics see every answer, including the size limit's 413; the fast lane sees
+    # only bodies within the limit.
+    if fast_lane:
+        app.add_middleware(RunSseFastLane, api=app)
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
     app.add_middleware(RequestMetrics, metrics=app.state.metrics)
     return app

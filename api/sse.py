@@ -1,12 +1,9 @@
-"""Server-sent events: framing stream entries, keepalives, and ADK's ``/run_sse`` frames."""
+"""Server-sent events: framing stream entries and ADK's ``/run_sse`` frames (sending them: event_stream)."""
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import json
 import re
-from collections.abc import AsyncIterator
 from typing import Any
 
 from runtime.errors import UsageError
@@ -31,6 +28,14 @@ def check_entry_id(value: str | None) -> str | None:
     if not _ENTRY_ID.match(value):
         raise InvalidLastEventIdError(f"Last-Event-ID {value!r} is not a stream entry id like '1700000000000-0'")
     return value
+
+
+def entry_before(entry_id: str) -> str:
+    """The stream id just before ``entry_id``: reading after it starts at that entry."""
+    ms, seq = (int(part) for part in entry_id.split("-", 1))
+    if seq:
+        return f"{ms}-{seq - 1}"
+    return f"{ms - 1}-18446744073709551615" if ms else "0-0"
 
 
 def entry_json(data: Any) -> str:
@@ -62,39 +67,3 @@ def entry_frame(entry: Any) -> bytes:
     """The frame of a stream entry: events are default ``message`` frames, status entries ``event: status``."""
     kind = getattr(entry, "kind", "event")
     return frame(entry_json(entry.data), entry_id=entry.id, event=None if kind == "event" else kind)
-
-
-async def with_keepalive(frames: AsyncIterator[bytes], interval_s: float) -> AsyncIterator[bytes]:
-    """Yield ``frames``, and a comment line whenever none came for ``interval_s`` seconds.
-
-    The source runs in its own task feeding a queue, because cancelling a pending ``anext`` of an async
-    generator (what a timeout would do) closes the generator.
-    """
-    queue: asyncio.Queue = asyncio.Queue(maxsize=64)
-    done = object()
-
-    async def pump() -> None:
-        try:
-            async for item in frames:
-                await queue.put(item)
-            await queue.put(done)
-        except Exception as exc:  # handed to the consumer, which re-raises it in the response task
-            await queue.put(exc)
-
-    task = asyncio.create_task(pump())
-    try:
-        while True:
-            try:
-                item = await asyncio.wait_for(queue.get(), timeout=interval_s)
-            except TimeoutError:
-                yield KEEPALIVE
-                continue
-            if item is done:
-                return
-            if isinstance(item, Exception):
-                raise item
-            yield item
-    finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError, Exception):
-            await task

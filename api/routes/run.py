@@ -9,16 +9,16 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from fastapi import APIRouter, Depends
-from fastapi.responses import StreamingResponse
 
 from runtime.errors import RunError
 
 from ..auth import Caller
 from ..deps import Services, check_scope, get_caller, get_services, get_settings
+from ..event_stream import EventStreamResponse
 from ..metrics import Metrics, get_metrics
 from ..schemas import AgentRunRequest
 from ..settings import ApiSettings
-from ..sse import SSE_HEADERS, entry_json, frame, with_keepalive
+from ..sse import entry_json, frame
 from .invocations import queue_of
 
 router = APIRouter(tags=["run"])
@@ -143,6 +143,18 @@ async def adk_frames(
         yield frame(json.dumps({"error": str(exc) or type(exc).__name__}))
 
 
+async def start_run_sse(
+    body: AgentRunRequest, caller: Caller, settings: ApiSettings, services: Services, metrics: Metrics
+) -> EventStreamResponse:
+    """Start the run and answer with its SSE stream (the route below and the fast lane in ``api.fast_lane``)."""
+    started = time.perf_counter()
+    invocation_id, after = await _start(body, caller, settings, services)
+    frames = adk_frames(invocation_id, after, services, metrics, started)
+    return EventStreamResponse(
+        frames, keepalive_s=settings.sse_keepalive_s, headers={"X-Invocation-Id": invocation_id}
+    )
+
+
 @router.post("/run_sse")
 async def run_sse(
     body: AgentRunRequest,
@@ -151,11 +163,9 @@ async def run_sse(
     services: Services = Depends(get_services),
     metrics: Metrics = Depends(get_metrics),
 ):
-    """Run the agent and stream its events as ADK SSE frames (partial chunks too when ``streaming``)."""
-    started = time.perf_counter()
-    invocation_id, after = await _start(body, caller, settings, services)
-    frames = adk_frames(invocation_id, after, services, metrics, started)
-    headers = {**SSE_HEADERS, "X-Invocation-Id": invocation_id}
-    return StreamingResponse(
-        with_keepalive(frames, settings.sse_keepalive_s), media_type="text/event-stream", headers=headers
-    )
+    """Run the agent and stream its events as ADK SSE frames (partial chunks too when ``streaming``).
+
+    A well-formed, authorised request is normally served by ``api.fast_lane`` without reaching this function;
+    it behaves exactly as this route does.
+    """
+    return await start_run_sse(body, caller, settings, services, metrics)

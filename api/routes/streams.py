@@ -7,14 +7,14 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from fastapi import APIRouter, Depends, Header, Query
-from fastapi.responses import StreamingResponse
 
 from ..auth import Caller
 from ..deps import Services, UserScope, get_caller, get_services, get_settings, user_scope
 from ..errors import error_body
+from ..event_stream import EventStreamResponse
 from ..metrics import Metrics, get_metrics
 from ..settings import ApiSettings
-from ..sse import SSE_HEADERS, check_entry_id, entry_frame, frame, with_keepalive
+from ..sse import check_entry_id, entry_before, entry_frame, frame
 from .invocations import queue_of, visible_record
 from .sessions import load_session
 
@@ -31,11 +31,9 @@ async def entry_frames(entries: AsyncIterator[Any], metrics: Metrics) -> AsyncIt
         yield frame(json.dumps(error_body(exc)), event="error")
 
 
-def sse_response(frames: AsyncIterator[bytes], settings: ApiSettings) -> StreamingResponse:
+def sse_response(frames: AsyncIterator[bytes], settings: ApiSettings) -> EventStreamResponse:
     """A text/event-stream response with keepalives."""
-    return StreamingResponse(
-        with_keepalive(frames, settings.sse_keepalive_s), media_type="text/event-stream", headers=SSE_HEADERS
-    )
+    return EventStreamResponse(frames, keepalive_s=settings.sse_keepalive_s)
 
 
 @router.get("/invocations/{invocation_id}/events")
@@ -53,7 +51,11 @@ async def invocation_events(
     Resumes after ``Last-Event-ID`` (or ``?after=``); ends when the invocation settles.
     """
     resume_from = check_entry_id(last_event_id) or check_entry_id(after)
-    await visible_record(services, settings, caller, invocation_id)
+    record = await visible_record(services, settings, caller, invocation_id)
+    if resume_from is None and record.first_entry:
+        # Where the client's own lookup would start (the invocation's first entry), without reading the
+        # record a second time.
+        resume_from = entry_before(record.first_entry)
     entries = queue_of(services).events(invocation_id, after=resume_from)
     return sse_response(entry_frames(entries, metrics), settings)
 

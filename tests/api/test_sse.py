@@ -1,13 +1,11 @@
-"""SSE framing: entry ids, status frames, keepalives, resume ids, and the reader used by the demo and tests."""
+"""SSE framing: entry ids, status frames, resume ids, and the reader used by the demo and tests."""
 
 from __future__ import annotations
-
-import asyncio
 
 import httpx
 import pytest
 
-from api.sse import KEEPALIVE, check_entry_id, entry_frame, entry_json, frame, with_keepalive
+from api.sse import check_entry_id, entry_before, entry_frame, entry_json, frame
 from api.sse_client import SseFrame, read_frames
 from runtime.errors import UsageError
 from runtime.redis_store.streams import StreamEntry
@@ -27,6 +25,14 @@ def test_multiline_json_text_is_reencoded_on_one_data_line():
     assert frame(entry_json('{"a":\n 1}'), event="x") == b'event: x\ndata: {"a":1}\n\n'
 
 
+@pytest.mark.parametrize(
+    ("entry_id", "before"),
+    [("17-3", "17-2"), ("17-0", "16-18446744073709551615"), ("0-0", "0-0")],
+)
+def test_the_id_before_an_entry_is_the_previous_sequence_or_millisecond(entry_id, before):
+    assert entry_before(entry_id) == before
+
+
 @pytest.mark.parametrize("value", ["", None, "  "])
 def test_an_empty_resume_id_means_from_the_start(value):
     assert check_entry_id(value) is None
@@ -36,29 +42,6 @@ def test_a_malformed_resume_id_is_refused_naming_it():
     with pytest.raises(UsageError) as caught:
         check_entry_id("0-0; DROP")
     assert str(caught.value) == "Last-Event-ID '0-0; DROP' is not a stream entry id like '1700000000000-0'"
-
-
-async def test_keepalive_comments_fill_silences_and_the_source_is_passed_through():
-    async def slow():
-        yield b"one"
-        await asyncio.sleep(0.3)
-        yield b"two"
-
-    out = [item async for item in with_keepalive(slow(), 0.05)]
-    assert out[0] == b"one" and out[-1] == b"two"
-    assert set(out[1:-1]) == {KEEPALIVE}
-
-
-async def test_a_failing_source_raises_in_the_consumer():
-    async def broken():
-        yield b"one"
-        raise RuntimeError("boom")
-
-    out = []
-    with pytest.raises(RuntimeError, match="boom"):
-        async for item in with_keepalive(broken(), 1):
-            out.append(item)
-    assert out == [b"one"]
 
 
 async def test_the_reader_parses_frames_and_skips_comments():
