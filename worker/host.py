@@ -25,6 +25,8 @@ HEARTBEAT_S = 1.0
 DRAIN_S = 10.0
 SWITCH_INTERVAL_S = float(os.environ.get("AGENTQ_SWITCH_INTERVAL", "0.0005"))
 REAP_S = 1.0
+IDLE_HANDOFF_WAIT_S = 0.004
+"""Longest a Celery thread waits, on an idle process, for a handed-over run's first commit (see run_job)."""
 GC_THRESHOLDS = (50_000, 50, 1000)
 """Collector thresholds for worker processes (CPython's default is 700, 10, 10)."""
 
@@ -49,6 +51,8 @@ class WorkerHost:
         self.loop = LoopThread()
         self.executor: Executor = self.loop.run(self._build())
         self.wait_for_claim = wait_for_claim
+        self._first_commit: dict[str, threading.Event] = {}
+        self.store.session_service.after_commit = self._committed
         self._gate = threading.BoundedSemaphore(self.config.max_in_flight)
         if not wait_for_claim:
             self.executor.on_release = self._gate.release
@@ -83,8 +87,25 @@ class WorkerHost:
         if self.wait_for_claim:
             return self.loop.run(self._start(invocation_id, where))
         self._gate.acquire()  # back-pressure on Celery: the message waits while this process is full
+        # On an idle process, stay out of the way until the run has committed its first event (at most
+        # IDLE_HANDOFF_WAIT_S): Celery's own work for this job (ack, task events) would otherwise compete with
+        # the claim and that commit for the GIL, right where a client is waiting for the first event. Under
+        # load, return at once: the consumer has other jobs to take.
+        first_commit = None
+        if not self.executor.active and not self._first_commit:
+            first_commit = self._first_commit[invocation_id] = threading.Event()
         self.loop.loop.call_soon_threadsafe(self._begin, invocation_id, where)
+        if first_commit is not None:
+            first_commit.wait(IDLE_HANDOFF_WAIT_S)
+            self._first_commit.pop(invocation_id, None)
         return "handed over"
+
+    def _committed(self, invocation_id: str) -> None:
+        """After every commit, on the loop: wake a Celery thread waiting for this invocation's first one."""
+        if self._first_commit:
+            waiting = self._first_commit.pop(invocation_id, None)
+            if waiting is not None:
+                waiting.set()
 
     def _begin(self, invocation_id: str, where: list[str] | None) -> None:
         task = self.loop.loop.create_task(self._start(invocation_id, where))
@@ -94,7 +115,14 @@ class WorkerHost:
         if where and invocation_id not in self.store._where:  # (loop thread only: the cache is not locked)
             app, user, session = where
             self.store.remember(invocation_id, Where(app=app, user=user, session=session))
-        return await self.executor.start(invocation_id)
+        try:
+            outcome = await self.executor.start(invocation_id)
+        except BaseException:
+            self._committed(invocation_id)  # nothing will be committed: release a waiting Celery thread
+            raise
+        if outcome != "started":
+            self._committed(invocation_id)
+        return outcome
 
     async def _every(self, period: float, step) -> None:
         while True:

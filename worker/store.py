@@ -79,11 +79,11 @@ class InvocationStore:
 
     @property
     def session_service(self):
-        """A RedisSessionService on the same Redis."""
+        """A RedisSessionService on the same Redis (one that can report commits, see worker.session_service)."""
         if self._session_service is None:
-            from runtime.sessions.redis_session_service import RedisSessionService
+            from .session_service import WorkerSessionService
 
-            service = RedisSessionService(self.redis_url)
+            service = WorkerSessionService(self.redis_url)
             service._clients = self.clients  # share the large per-loop pools (commits from hundreds of runs)
             self._session_service = service
         return self._session_service

@@ -1,0 +1,21 @@
+"""WorkerSessionService: the Redis session service, plus a hook the worker host uses to learn of commits."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from runtime.events import Event
+from runtime.sessions.redis_session_service import RedisSessionService
+from runtime.sessions.session import Session
+
+
+class WorkerSessionService(RedisSessionService):
+    """``after_commit(invocation_id)`` (when set) runs on the loop after each event is committed."""
+
+    after_commit: Callable[[str], None] | None = None
+
+    async def append_event(self, session: Session, event: Event) -> Event:
+        event = await super().append_event(session, event)
+        if self.after_commit is not None and not event.partial:
+            self.after_commit(event.invocation_id)
+        return event
