@@ -9,7 +9,8 @@ Measures, on one machine, side by side in one run:
   same pool), vs google-adk's in-memory in-process rate when bench/adk_env.py is available;
 - latency: enqueue -> first event, and function response -> resumed event (p50, p99) on an idle worker;
 - in-flight capacity: one worker process, a model that thinks 500 ms per call, N invocations kept in flight
-  (closed loop): completions per second vs the ideal N / (calls x 500 ms);
+  (closed loop, the N slots starting spread over one invocation's length): completions per second in the
+  steady state vs the ideal N / (calls x 500 ms);
 - failover: a worker SIGKILLed mid-invocation; time until another worker resumes it, and whether any event or
   side effect was lost or doubled.
 """
@@ -223,12 +224,17 @@ async def capacity(url: str, in_flight: int, window: float) -> dict:
     client = AgentqClient(url)
     user = f"cap-{time.time_ns()}"
     per_invocation = CAPACITY_STEPS * CAPACITY_LATENCY
-    measure_from = time.monotonic() + per_invocation * 1.5  # after the ramp-up
+    # The slots start spread over one invocation's length (a ramp-up, as load generators do), not all in the
+    # same millisecond: a herd of simultaneous starts keeps arriving in waves for many cycles, and the rate
+    # then measures the herd. Measuring starts after the ramp plus one more invocation's length.
+    began = time.monotonic()
+    measure_from = began + per_invocation * 2
     stop_at = measure_from + window
     done: list[float] = []
     peak = 0
 
-    async def slot() -> None:
+    async def slot(index: int) -> None:
+        await asyncio.sleep(per_invocation * index / in_flight)
         while time.monotonic() < stop_at:
             session = await client.create_session("capacity", user)
             invocation_id = await client.enqueue("capacity", user, session.id, "think")
@@ -242,7 +248,7 @@ async def capacity(url: str, in_flight: int, window: float) -> dict:
             peak = max(peak, await client._store.redis.zcard(keys.lease_expiries()))
             await asyncio.sleep(0.1)
 
-    await asyncio.gather(sample(), *[slot() for _ in range(in_flight)])
+    await asyncio.gather(sample(), *[slot(index) for index in range(in_flight)])
     measured = [t for t in done if measure_from <= t <= stop_at]
     rate = len(measured) / (stop_at - measure_from)
     ideal = in_flight / per_invocation
