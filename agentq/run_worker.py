@@ -33,7 +33,7 @@ def run(args: argparse.Namespace, settings) -> int:
     from celery import signals
 
     from agentq.settings import ensure_redis
-    from worker import broker_client
+    from worker import broker_client, broker_writes
     from worker import host as worker_host
     from worker.apps import load_apps, parse_specs
     from worker.celery_app import make_celery
@@ -48,6 +48,7 @@ def run(args: argparse.Namespace, settings) -> int:
     config = ExecutorConfig(worker_name=name, max_in_flight=args.concurrency or settings.concurrency)
     celery_app = make_celery(redis_url)
     broker_client.install()
+    broker_writes.install()
     handoff = args.handoff or settings.handoff
     host = worker_host.WorkerHost(redis_url, apps, config=config, wait_for_claim=handoff == "claim")
     worker_host.install(host)
