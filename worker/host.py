@@ -26,7 +26,7 @@ DRAIN_S = 10.0
 SWITCH_INTERVAL_S = float(os.environ.get("AGENTQ_SWITCH_INTERVAL", "0.0005"))
 REAP_S = 1.0
 IDLE_HANDOFF_WAIT_S = 0.004
-"""Longest a Celery thread waits, on an idle process, for a handed-over run's first commit (see run_job)."""
+"""Longest a Celery thread waits, on an idle process, for a handed-over run's first agent event (see run_job)."""
 GC_THRESHOLDS = (50_000, 50, 1000)
 """Collector thresholds for worker processes (CPython's default is 700, 10, 10)."""
 
@@ -87,10 +87,11 @@ class WorkerHost:
         if self.wait_for_claim:
             return self.loop.run(self._start(invocation_id, where))
         self._gate.acquire()  # back-pressure on Celery: the message waits while this process is full
-        # On an idle process, stay out of the way until the run has committed its first event (at most
-        # IDLE_HANDOFF_WAIT_S): Celery's own work for this job (ack, task events) would otherwise compete with
-        # the claim and that commit for the GIL, right where a client is waiting for the first event. Under
-        # load, return at once: the consumer has other jobs to take.
+        # On an idle process, stay out of the way until the agent's first event is committed (at most
+        # IDLE_HANDOFF_WAIT_S): Celery's own work for this job (its tracer, ack, task events) would otherwise
+        # compete for the GIL with the claim and the first commits, right where a client waits for the first
+        # event. With a slow model the wait simply times out. Under load, return at once: the consumer has
+        # other jobs to take.
         first_commit = None
         if not self.executor.active and not self._first_commit:
             first_commit = self._first_commit[invocation_id] = threading.Event()
@@ -100,12 +101,15 @@ class WorkerHost:
             self._first_commit.pop(invocation_id, None)
         return "handed over"
 
-    def _committed(self, invocation_id: str) -> None:
-        """After every commit, on the loop: wake a Celery thread waiting for this invocation's first one."""
-        if self._first_commit:
-            waiting = self._first_commit.pop(invocation_id, None)
-            if waiting is not None:
-                waiting.set()
+    def _committed(self, event) -> None:
+        """After every commit, on the loop: wake a Celery thread waiting for this invocation's first agent event."""
+        if self._first_commit and event.author != "user":
+            self._release_waiter(event.invocation_id)
+
+    def _release_waiter(self, invocation_id: str) -> None:
+        waiting = self._first_commit.pop(invocation_id, None)
+        if waiting is not None:
+            waiting.set()
 
     def _begin(self, invocation_id: str, where: list[str] | None) -> None:
         task = self.loop.loop.create_task(self._start(invocation_id, where))
@@ -118,10 +122,10 @@ class WorkerHost:
         try:
             outcome = await self.executor.start(invocation_id)
         except BaseException:
-            self._committed(invocation_id)  # nothing will be committed: release a waiting Celery thread
+            self._release_waiter(invocation_id)  # nothing will be committed: release a waiting Celery thread
             raise
         if outcome != "started":
-            self._committed(invocation_id)
+            self._release_waiter(invocation_id)
         return outcome
 
     async def _every(self, period: float, step) -> None:

@@ -10,12 +10,12 @@ from runtime.sessions.session import Session
 
 
 class WorkerSessionService(RedisSessionService):
-    """``after_commit(invocation_id)`` (when set) runs on the loop after each event is committed."""
+    """``after_commit(event)`` (when set) runs on the loop after each event is committed."""
 
-    after_commit: Callable[[str], None] | None = None
+    after_commit: Callable[[Event], None] | None = None
 
     async def append_event(self, session: Session, event: Event) -> Event:
         event = await super().append_event(session, event)
         if self.after_commit is not None and not event.partial:
-            self.after_commit(event.invocation_id)
+            self.after_commit(event)
         return event
