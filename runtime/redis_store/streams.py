@@ -139,11 +139,13 @@ async def read_page(
     cursor = after
     deadline = None if not block_ms else time.monotonic() + block_ms / 1000
     while True:
-        raw = await _scan(client, stream, cursor, count, None)
-        if not raw and block_ms is not None:
+        wait_ms = None
+        if block_ms is not None:
             wait_ms = 0 if deadline is None else int((deadline - time.monotonic()) * 1000)
-            if deadline is None or wait_ms > 0:
-                raw = await _scan(client, stream, cursor, count, wait_ms)
+            if deadline is not None and wait_ms <= 0:
+                wait_ms = None  # time is up: one last look without blocking
+        # A blocking XREAD returns at once when entries are there already: no separate look first.
+        raw = await _scan(client, stream, cursor, count, wait_ms)
         if not raw:
             return [], cursor
         cursor = text(raw[-1][0])
