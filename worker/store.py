@@ -21,6 +21,7 @@ from runtime.errors import (
 from runtime.redis_store import keys
 from runtime.redis_store.connection import LoopClients
 from runtime.redis_store.lua import LuaScript
+from runtime.redis_store.mux import MuxConnection
 
 from . import scripts
 from .codec import decode_record, dumps, encode_fields, encode_record
@@ -74,8 +75,12 @@ class InvocationStore:
     async def batch(self, *commands: tuple) -> list:
         """Send commands back to back on the mux connection (one round trip); replies or exceptions, in order."""
         mux = self.mux
-        return await asyncio.gather(*(mux.execute_command(*command) for command in commands),
-                                    return_exceptions=True)
+        if not isinstance(mux, MuxConnection):
+            return await asyncio.gather(*(mux.execute_command(*command) for command in commands),
+                                        return_exceptions=True)
+        # Queued at once as plain futures (no task per command); a coroutine only while not connected yet.
+        replies = [mux.send_now(*command) or mux.execute_command(*command) for command in commands]
+        return await asyncio.gather(*replies, return_exceptions=True)
 
     @property
     def session_service(self):
