@@ -14,6 +14,7 @@ from typing import Literal
 
 from runtime.redis_store import keys
 from runtime.redis_store.lua import LuaScript
+from runtime.redis_store.session_layout import commit_keys
 
 from . import scripts
 from .codec import decode_record, encode_fields, pending_json
@@ -63,14 +64,16 @@ async def acquire(
 ) -> Claim | Refusal:
     """Take the session lease for ``invocation_id`` if it is the queue head and no one holds it."""
     where = await store.locate(invocation_id)
+    sessions = store.session_service
     claiming = asyncio.ensure_future(_ACQUIRE(store.mux, [
         store.record_key(invocation_id, where), keys.session_queue(where.app, where.user, where.session),
         keys.session_lease(where.app, where.user, where.session),
         keys.session_fence(where.app, where.user, where.session),
         keys.session_stream(where.app, where.user, where.session),
-    ], [invocation_id, worker, int(ttl_s * 1000), time.time()]))
-    # The Runner's first read of the session rides right behind the claim (scheduled after it, so sent after it).
-    sessions = store.session_service
+        *commit_keys(where.app, where.user, where.session, app_apart=False),
+    ], [invocation_id, worker, int(ttl_s * 1000), time.time(), *sessions.stream_trim]))
+    # The Runner's first read of the session rides right behind the claim (scheduled after it, so sent after it),
+    # so it sees the user's message if the claim committed it.
     sessions.prefetch(app_name=where.app, user_id=where.user, session_id=where.session)
     try:
         reply = await claiming

@@ -1,12 +1,15 @@
 """The Lua scripts of the invocation lifecycle. Each touches only keys under one session's hash tag, except that
-RESPOND also queues the resumed invocation's run job (the broker list and the dispatch watchdog's sorted set), which
-is fine because Celery's Redis broker is never a Cluster.
+RESPOND also queues the resumed invocation's run job (the broker list and the dispatch watchdog's sorted set),
+SETTLE drops the reaper's and watchdog's entries, and ACQUIRE may write app state with the user's message: fine,
+because the invocation store shares Celery's Redis, which is never a Cluster.
 
 The session lease holds ``<invocation_id>|<fence>``: the fencing token makes a stale holder (paused, partitioned,
 or reaped and superseded under the same invocation id) unable to heartbeat, settle or record anything.
 Every status change XADDs its status entry (``kind``/``inv``/``data`` as in ``runtime.redis_store.streams``) in
 the same script, so a follower never misses the entry that settles an invocation, even if the worker dies.
 """
+
+from runtime.redis_store.scripts import COMMIT_FUNCTION
 
 _STATUS = """
 local function status_entry(stream, invocation_id, data)
@@ -23,10 +26,13 @@ end
 
 ENQUEUE = _STATUS + """
 -- KEYS: session_meta, record, queue, user_invocations, stream, active
--- ARGV: invocation_id, created_at, status_data, field, value, ...
+-- ARGV: invocation_id, created_at, status_data, first_commit ('' = none), field, value, ...
+-- first_commit: the user's message as a prepared commit (see ACQUIRE); kept only when the session is idle, so
+-- its timestamp (now) is not older than anything committed before it.
 if redis.call('EXISTS', KEYS[1]) == 0 then return {-1} end
-redis.call('HSET', KEYS[2], unpack(ARGV, 4))
+redis.call('HSET', KEYS[2], unpack(ARGV, 5))
 local n = redis.call('RPUSH', KEYS[3], ARGV[1])
+if n == 1 and ARGV[4] ~= '' then redis.call('HSET', KEYS[2], 'first_commit', ARGV[4]) end
 redis.call('ZADD', KEYS[4], ARGV[2], ARGV[1])
 local entry = status_entry(KEYS[5], ARGV[1], ARGV[3])
 redis.call('HSET', KEYS[2], 'first_entry', entry)
@@ -35,8 +41,11 @@ redis.call('ZADD', KEYS[6], 'LT', entry_ms(entry), ARGV[1])
 return {n, entry}
 """
 
-ACQUIRE = _STATUS + """
--- KEYS: record, queue, lease, fence, stream; ARGV: invocation_id, worker, lease_ms, now
+ACQUIRE = _STATUS + COMMIT_FUNCTION + """
+-- KEYS: record, queue, lease, fence, stream, then the session's commit keys (redis_store.session_layout)
+-- ARGV: invocation_id, worker, lease_ms, now, then the stream trimming args (maxlen, slack, max_age_ms)
+-- A user message prepared at enqueue ('first_commit') is committed here, in the claim's own step: the Runner
+-- then finds it committed (as after a crash right after that commit) and goes straight on.
 local status = redis.call('HGET', KEYS[1], 'status')
 if not status then return {'gone'} end
 if status ~= 'queued' and status ~= 'running' then return {'settled', status} end
@@ -49,6 +58,14 @@ redis.call('SET', KEYS[3], token, 'PX', ARGV[3])
 redis.call('HSET', KEYS[1], 'status', 'running', 'worker', ARGV[2], 'updated_at', ARGV[4])
 local attempt = redis.call('HINCRBY', KEYS[1], 'attempts', 1)
 status_entry(KEYS[5], ARGV[1], cjson.encode({status = 'running', detail = {attempt = attempt, worker = ARGV[2]}}))
+local prepared = redis.call('HGET', KEYS[1], 'first_commit')
+if prepared then
+  redis.call('HDEL', KEYS[1], 'first_commit')
+  local p = cjson.decode(prepared)
+  local args = {'', '', p[1], p[2], ARGV[1], ARGV[5], ARGV[6], ARGV[7]}
+  for j = 3, #p do args[#args + 1] = p[j] end
+  commit_event({unpack(KEYS, 6)}, args)
+end
 return {'ok', token, redis.call('HGETALL', KEYS[1]), status}
 """
 

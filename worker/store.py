@@ -176,7 +176,7 @@ class InvocationStore:
             keys.session_queue(app, user, session_id), keys.user_invocations(app, user),
             keys.session_stream(app, user, session_id), keys.session_active_invocations(app, user, session_id),
         ]
-        args = [record.id, record.created_at, QUEUED, *encode_record(record)]
+        args = [record.id, record.created_at, QUEUED, self._first_commit(record), *encode_record(record)]
         if not self._scripts_loaded:  # so the job riding along below normally finds its record
             await self.mux.script_load(_ENQUEUE.source)
             self._scripts_loaded = True
@@ -205,6 +205,18 @@ class InvocationStore:
         else:
             self.dispatcher.sent(record.id, where_args)
         return record.id
+
+    def _first_commit(self, record: InvocationRecord) -> str:
+        """The user's message as the Runner would commit it, prepared so the claim commits it in its own step
+        (one round trip and a Runner commit fewer before the agent starts); '' when it cannot be."""
+        from runtime.events import Event, EventActions
+
+        actions = EventActions(state_delta=dict(record.state_delta)) if record.state_delta else EventActions()
+        event = Event(invocation_id=record.id, author="user", content=record.new_message, actions=actions)
+        payload = self.session_service.commit_payload(event)
+        if payload is None or len(payload) > 1000:  # app state kept apart; or a delta too big for one Lua call
+            return ""
+        return json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
 
     async def respond(self, invocation_id: str, function_responses: list[Any]) -> InvocationRecord:
         """Validate and store function responses; a parked invocation goes back to queued and is dispatched."""

@@ -47,13 +47,14 @@ end
 """
 
 _HASH_HELPERS = r"""
--- ARGV[i] is a pair count, followed by that many field/value pairs; returns the index after them.
-local function hset_from(key, i)
-  local count = tonumber(ARGV[i])
+-- args[i] is a pair count, followed by that many field/value pairs; returns the index after them.
+local function hset_from(key, i, args)
+  args = args or ARGV
+  local count = tonumber(args[i])
   if key then
     -- In chunks: unpack() of thousands of values would overflow Lua's C stack.
     for first = i + 1, i + 2 * count, 2000 do
-      redis.call('HSET', key, unpack(ARGV, first, math.min(first + 1999, i + 2 * count)))
+      redis.call('HSET', key, unpack(args, first, math.min(first + 1999, i + 2 * count)))
     end
   end
   return i + 1 + 2 * count
@@ -83,41 +84,46 @@ return {redis.call('HGETALL', KEYS[3]), app_state}
 """
 )
 
-COMMIT_EVENT = LuaScript(
+COMMIT_FUNCTION = (
     _STREAM_HELPERS
     + _HASH_HELPERS
     + r"""
--- KEYS: meta, state, user_state, events, times, stream, fence, active, [app_state]
--- ARGV: expected version, fence token ('' = unchecked), event JSON, timestamp, invocation id,
---       maxlen, slack, max_age_ms, then pair lists for session, user, app state
-local meta = redis.call('HMGET', KEYS[1], 'version', 'max_ts')
-if not meta[1] then return {'missing'} end
-if ARGV[2] ~= '' then
-  local held = redis.call('GET', KEYS[7])
-  if held ~= ARGV[2] then return {'fenced', held or ''} end
-end
-if meta[1] ~= ARGV[1] then
-  -- A client retrying a commit whose reply it lost finds its own event on top: report success, add nothing.
-  if tonumber(meta[1]) == tonumber(ARGV[1]) + 1 and redis.call('LINDEX', KEYS[4], -1) == ARGV[3] then
-    return {'ok', tonumber(meta[1]), ''}
+-- K: meta, state, user_state, events, times, stream, fence, active, [app_state]
+-- A: expected version ('' = whatever it is now), fence token ('' = unchecked), event JSON, timestamp,
+--    invocation id, maxlen, slack, max_age_ms, then pair lists for session, user, app state
+local function commit_event(K, A)
+  local meta = redis.call('HMGET', K[1], 'version', 'max_ts')
+  if not meta[1] then return {'missing'} end
+  if A[2] ~= '' then
+    local held = redis.call('GET', K[7])
+    if held ~= A[2] then return {'fenced', held or ''} end
   end
-  return {'stale', meta[1]}
+  if A[1] ~= '' and meta[1] ~= A[1] then
+    -- A client retrying a commit whose reply it lost finds its own event on top: report success, add nothing.
+    if tonumber(meta[1]) == tonumber(A[1]) + 1 and redis.call('LINDEX', K[4], -1) == A[3] then
+      return {'ok', tonumber(meta[1]), ''}
+    end
+    return {'stale', meta[1]}
+  end
+  local n = redis.call('RPUSH', K[4], A[3])
+  -- Scores are the running maximum of timestamps, so the first index at or after a time is one ZRANGEBYSCORE.
+  local score = A[4]
+  if meta[2] and tonumber(meta[2]) > tonumber(score) then score = meta[2] end
+  redis.call('ZADD', K[5], score, string.format('%012d', n - 1))
+  local i = hset_from(K[2], 9, A)
+  i = hset_from(K[3], i, A)
+  hset_from(K[9], i, A)
+  local new_version = tonumber(meta[1]) + 1
+  redis.call('HSET', K[1], 'version', tostring(new_version), 'last_update_time', A[4], 'max_ts', score)
+  local entry = redis.call('XADD', K[6], '*', 'kind', 'event', 'inv', A[5], 'data', A[3])
+  trim_stream(K[6], K[8], tonumber(A[6]), tonumber(A[7]), tonumber(A[8]))
+  return {'ok', new_version, entry}
 end
-local n = redis.call('RPUSH', KEYS[4], ARGV[3])
--- Scores are the running maximum of timestamps, so the first index at or after a time is one ZRANGEBYSCORE.
-local score = ARGV[4]
-if meta[2] and tonumber(meta[2]) > tonumber(score) then score = meta[2] end
-redis.call('ZADD', KEYS[5], score, string.format('%012d', n - 1))
-local i = hset_from(KEYS[2], 9)
-i = hset_from(KEYS[3], i)
-hset_from(KEYS[9], i)
-local new_version = tonumber(meta[1]) + 1
-redis.call('HSET', KEYS[1], 'version', tostring(new_version), 'last_update_time', ARGV[4], 'max_ts', score)
-local entry = redis.call('XADD', KEYS[6], '*', 'kind', 'event', 'inv', ARGV[5], 'data', ARGV[3])
-trim_stream(KEYS[6], KEYS[8], tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8]))
-return {'ok', new_version, entry}
 """
 )
+"""The commit of one event as a Lua function, for scripts that commit an event as one of their steps."""
+
+COMMIT_EVENT = LuaScript(COMMIT_FUNCTION + "\nreturn commit_event(KEYS, ARGV)\n")
 
 READ_SESSION = LuaScript(
     r"""
