@@ -17,7 +17,7 @@ class LoopThread:
     """An event loop running forever on a daemon thread."""
 
     def __init__(self, name: str = "agentq-loop"):
-        self.loop = asyncio.new_event_loop()
+        self.loop = _new_loop()
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
         self._thread.start()
 
@@ -55,3 +55,13 @@ class LoopThread:
         if self.loop.is_running():
             self.loop.call_soon_threadsafe(self.loop.stop)
         self._thread.join(timeout)
+
+
+def _new_loop() -> asyncio.AbstractEventLoop:
+    """uvloop where it is installed (less CPU per callback, socket read and thread wake-up than asyncio's own
+    loop, and this loop runs every invocation of the process); asyncio's otherwise."""
+    try:
+        import uvloop
+    except ImportError:
+        return asyncio.new_event_loop()
+    return uvloop.new_event_loop()
