@@ -3,8 +3,10 @@
 How a worker process is arranged (chosen with bench/worker_bench.py; see the numbers in its results file):
 one Celery consumer thread with the ``solo`` pool, plus one asyncio event loop thread (``worker.loop``) where
 every invocation of the process runs. The run task is thin: it hands the invocation id to the loop and
-returns. Pool threads, or waiting for the claim, each cost another thread handoff per job (about a fifth of
-the worker's CPU per invocation in the benchmark) and buy nothing, because invocations never run on them.
+returns, and its own strategy (``worker.strategy``) calls it straight from the message, without Celery's
+Request, pool and tracer. Pool threads, or waiting for the claim, each cost another thread handoff per job
+(about a fifth of the worker's CPU per invocation in the benchmark) and buy nothing, because invocations
+never run on them.
 
 Why these settings:
 - ``task_acks_late`` + ``task_reject_on_worker_lost``: a message is acknowledged only after its task returned,

@@ -7,7 +7,8 @@ from celery import shared_task
 from .dispatch import RUN_TASK
 
 
-@shared_task(name=RUN_TASK, ignore_result=True, acks_late=True, reject_on_worker_lost=True)
+@shared_task(name=RUN_TASK, ignore_result=True, acks_late=True, reject_on_worker_lost=True,
+             Strategy="worker.strategy:handoff")
 def run(invocation_id: str, where: list[str] | None = None) -> str:
     """Hand one invocation to this process's event loop (see worker.celery_app for the ack semantics).
 
