@@ -263,3 +263,21 @@ async def test_an_invocation_over_its_model_call_budget_fails_with_the_limit(wor
     record = await client.wait(invocation_id, timeout=30)
     assert (record.status, record.error.type) == ("failed", "LlmCallsLimitExceededError")
     assert record.error.message == "Max number of llm calls limit of `2` exceeded"
+
+
+async def test_an_unreadable_run_job_is_dropped_and_the_workers_keep_serving(workers, client, user):
+    import json
+
+    from worker.dispatch import QUEUE
+    from worker.message import run_job
+
+    _, message = run_job("e-whatever")
+    garbled = json.loads(message)
+    garbled["body"] = "bm90IGpzb24="  # base64 of "not json": the task's strategy cannot decode it
+    await client._store.mux.execute_command("LPUSH", QUEUE, json.dumps(garbled))
+    session = await client.create_session("slow", user)
+    invocation_id = await client.enqueue("slow", user, session.id, "go")
+    await _settled(client, invocation_id, "completed", timeout=60)
+    assert await client._store.mux.execute_command("LLEN", QUEUE) == 0
+    assert await client._store.mux.execute_command("HLEN", "unacked") == 0  # dropped, not left to redeliver
+    assert all(process.poll() is None for process in workers.processes.values())  # no worker died on it
