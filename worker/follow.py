@@ -23,8 +23,10 @@ async def follow(store: InvocationStore, invocation_id: str, after: str | None =
     """Entries of one invocation until it settles (a settling entry with later entries after it is passed)."""
     where = await store.locate(invocation_id)
     if after is None:
-        record = await store.get(invocation_id)
-        after = _before(record.first_entry) if record.first_entry else "0-0"
+        first = store.first_entry(invocation_id)  # known when this process enqueued it: no record read
+        if first is None:
+            first = (await store.get(invocation_id)).first_entry
+        after = _before(first) if first else "0-0"
     cursor = after
     while True:
         entries, cursor = await streams.read_page(

@@ -59,6 +59,8 @@ class InvocationStore:
         self.clients = LoopClients(redis_url, max_connections=MAX_CONNECTIONS)
         self.dispatcher = Dispatcher(celery_app, db=int(parse_url(redis_url).get("db") or 0))
         self._where: dict[str, Where] = {}
+        self._first_entries: dict[str, str] = {}
+        """Stream entry ids of the queued status of invocations this store enqueued (a follower starts there)."""
         self._session_service = None
         self._scripts_loaded = False
 
@@ -116,6 +118,10 @@ class InvocationStore:
         if len(self._where) > MAX_LOCATIONS:
             del self._where[next(iter(self._where))]
         return where
+
+    def first_entry(self, invocation_id: str) -> str | None:
+        """The first stream entry of an invocation this store enqueued (None: read it from the record)."""
+        return self._first_entries.get(invocation_id)
 
     def where_args(self, invocation_id: str) -> list[str] | None:
         """``[app, user, session]`` of an invocation whose location is cached (for run-job messages)."""
@@ -200,6 +206,9 @@ class InvocationStore:
                 raise failed
             raise SessionNotFoundError(f"session {session_id!r} of user {user!r} in app {app!r} does not exist")
         self.remember(record.id, where)
+        self._first_entries[record.id] = reply[1]
+        if len(self._first_entries) > MAX_LOCATIONS:
+            del self._first_entries[next(iter(self._first_entries))]
         if resend:
             await self.dispatch_next(record.id)
         else:

@@ -280,4 +280,4 @@ async def test_an_unreadable_run_job_is_dropped_and_the_workers_keep_serving(wor
     await _settled(client, invocation_id, "completed", timeout=60)
     assert await client._store.mux.execute_command("LLEN", QUEUE) == 0
     assert await client._store.mux.execute_command("HLEN", "unacked") == 0  # dropped, not left to redeliver
-    assert all(process.poll() is None for process in workers.processes.values())  # no worker died on it
+    assert all(workers.processes[name].poll() is None for name in ("w1", "w2"))  # no worker died on it
