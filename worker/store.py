@@ -220,6 +220,8 @@ class InvocationStore:
         (one round trip and a Runner commit fewer before the agent starts); '' when it cannot be."""
         from runtime.events import Event, EventActions
 
+        if any(part.function_response for part in record.new_message.parts or ()):
+            return ""  # the Runner routes function responses to the invocation that made the calls
         actions = EventActions(state_delta=dict(record.state_delta)) if record.state_delta else EventActions()
         event = Event(invocation_id=record.id, author="user", content=record.new_message, actions=actions)
         payload = self.session_service.commit_payload(event)
