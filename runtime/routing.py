@@ -7,10 +7,10 @@ from typing import TYPE_CHECKING
 from google.genai import types
 
 from .errors import FunctionCallNotFoundError, InvalidAgentTreeError, InvalidMessageError
+from .events import Event, EventActions
 
 if TYPE_CHECKING:
     from .agents.base_agent import BaseAgent
-    from .events import Event
     from .sessions import Session
 
 
@@ -124,6 +124,14 @@ def check_message(message: types.Content | None) -> list[types.FunctionResponse]
     if any(part.function_call for part in message.parts):
         raise InvalidMessageError("User message cannot contain function calls.")
     return [part.function_response for part in message.parts if part.function_response]
+
+
+def user_message_event(
+    invocation_id: str, message: types.Content, state_delta: dict | None, branch: str | None = None
+) -> Event:
+    """The event that records a user's message (with the state delta sent along), as the Runner commits it."""
+    actions = EventActions(state_delta=dict(state_delta)) if state_delta else EventActions()
+    return Event(invocation_id=invocation_id, author="user", content=message, branch=branch, actions=actions)
 
 
 def already_committed(message: types.Content, prior: list[Event], is_response: bool) -> bool:

@@ -33,6 +33,7 @@ from .routing import (
     function_call_event,
     index_tree,
     pending_long_running_calls,
+    user_message_event,
 )
 from .sessions import BaseSessionService, InMemorySessionService, Session, State
 
@@ -153,10 +154,7 @@ class Runner:
         if state_delta:  # temp: keys are not committed, yet this invocation sees them like any other key
             session.state.update({k: v for k, v in state_delta.items() if k.startswith(State.TEMP_PREFIX)})
         if new_message is not None and not already_committed(new_message, prior, bool(responses)):
-            actions = EventActions(state_delta=dict(state_delta)) if state_delta else EventActions()
-            user_event = Event(invocation_id=ctx.invocation_id, author="user", content=new_message,
-                               branch=branch, actions=actions)
-            await self._commit(ctx, user_event)
+            await self._commit(ctx, user_message_event(ctx.invocation_id, new_message, state_delta, branch))
         elif new_message is None and state_delta:
             await self._commit(ctx, Event(invocation_id=ctx.invocation_id, author="user",
                                           actions=EventActions(state_delta=dict(state_delta))))

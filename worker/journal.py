@@ -14,7 +14,7 @@ from typing import Any
 
 from runtime.redis_store import keys
 from runtime.redis_store.lua import LuaScript
-from runtime.redis_store.mux import MuxConnection
+from runtime.redis_store.mux import queue_command
 from runtime.tools.tool_journal import BaseToolJournal, ToolCallRecord
 
 log = logging.getLogger("agentq.worker")
@@ -51,11 +51,11 @@ class RedisToolJournal(BaseToolJournal):
         # Not awaited: the write is queued on the connection the session service commits on, so it reaches Redis
         # before the event carrying this response, a round trip per tool call sooner. If it fails, so does that
         # commit (same connection); the call then stays 'started' and is treated as in doubt, never re-run blind.
-        queued = mux.send_now(*command) if isinstance(mux, MuxConnection) else None
-        if queued is None:
-            await mux.execute_command(*command)
+        reply = queue_command(mux, *command)
+        if asyncio.isfuture(reply):
+            reply.add_done_callback(_report_failure)
         else:
-            queued.add_done_callback(_report_failure)
+            await reply
 
     async def get(self, invocation_id: str, function_call_id: str) -> ToolCallRecord | None:
         """What the journal holds for one call (for tests and inspection)."""

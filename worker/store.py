@@ -21,7 +21,7 @@ from runtime.errors import (
 from runtime.redis_store import keys
 from runtime.redis_store.connection import LoopClients
 from runtime.redis_store.lua import LuaScript
-from runtime.redis_store.mux import MuxConnection
+from runtime.redis_store.mux import queue_command
 
 from . import scripts
 from .codec import decode_record, dumps, encode_fields, encode_record
@@ -77,12 +77,8 @@ class InvocationStore:
     async def batch(self, *commands: tuple) -> list:
         """Send commands back to back on the mux connection (one round trip); replies or exceptions, in order."""
         mux = self.mux
-        if not isinstance(mux, MuxConnection):
-            return await asyncio.gather(*(mux.execute_command(*command) for command in commands),
-                                        return_exceptions=True)
         # Queued at once as plain futures (no task per command); a coroutine only while not connected yet.
-        replies = [mux.send_now(*command) or mux.execute_command(*command) for command in commands]
-        return await asyncio.gather(*replies, return_exceptions=True)
+        return await asyncio.gather(*(queue_command(mux, *command) for command in commands), return_exceptions=True)
 
     @property
     def session_service(self):
@@ -114,9 +110,7 @@ class InvocationStore:
 
     def remember(self, invocation_id: str, where: Where) -> Where:
         """Cache where an invocation lives (it never moves), forgetting the oldest beyond MAX_LOCATIONS."""
-        self._where[invocation_id] = where
-        if len(self._where) > MAX_LOCATIONS:
-            del self._where[next(iter(self._where))]
+        _put_bounded(self._where, invocation_id, where)
         return where
 
     def first_entry(self, invocation_id: str) -> str | None:
@@ -206,9 +200,7 @@ class InvocationStore:
                 raise failed
             raise SessionNotFoundError(f"session {session_id!r} of user {user!r} in app {app!r} does not exist")
         self.remember(record.id, where)
-        self._first_entries[record.id] = reply[1]
-        if len(self._first_entries) > MAX_LOCATIONS:
-            del self._first_entries[next(iter(self._first_entries))]
+        _put_bounded(self._first_entries, record.id, reply[1])
         if resend:
             await self.dispatch_next(record.id)
         else:
@@ -218,12 +210,11 @@ class InvocationStore:
     def _first_commit(self, record: InvocationRecord) -> str:
         """The user's message as the Runner would commit it, prepared so the claim commits it in its own step
         (one round trip and a Runner commit fewer before the agent starts); '' when it cannot be."""
-        from runtime.events import Event, EventActions
+        from runtime.routing import user_message_event
 
         if any(part.function_response for part in record.new_message.parts or ()):
             return ""  # the Runner routes function responses to the invocation that made the calls
-        actions = EventActions(state_delta=dict(record.state_delta)) if record.state_delta else EventActions()
-        event = Event(invocation_id=record.id, author="user", content=record.new_message, actions=actions)
+        event = user_message_event(record.id, record.new_message, record.state_delta)
         payload = self.session_service.commit_payload(event)
         if payload is None or len(payload) > 1000:  # app state kept apart; or a delta too big for one Lua call
             return ""
@@ -305,6 +296,13 @@ QUEUED = '{"status":"queued","detail":{}}'
 def status_data(status: str, detail: dict | None = None) -> str:
     """The ``data`` field of a status stream entry."""
     return dumps({"status": status, "detail": detail or {}})
+
+
+def _put_bounded(cache: dict, key: str, value: Any) -> None:
+    """``cache[key] = value``, forgetting the oldest entry beyond MAX_LOCATIONS."""
+    cache[key] = value
+    if len(cache) > MAX_LOCATIONS:
+        del cache[next(iter(cache))]
 
 
 def pairs(flat: list) -> dict[str, str]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 from collections import deque
+from collections.abc import Awaitable
 
 import hiredis
 from redis.asyncio.connection import parse_url
@@ -177,3 +178,14 @@ class MuxConnection:
         if self._protocol is not None and self._protocol.transport is not None:
             self._protocol.transport.close()
         self._protocol = None
+
+
+def queue_command(client, *args) -> Awaitable:
+    """The reply to ``args``, as an awaitable. On a connected MuxConnection the command is queued at once (a plain
+    future; it reaches Redis before every command queued after it); on anything else, or before the connection
+    is up, a coroutine that sends it when awaited."""
+    if isinstance(client, MuxConnection):
+        queued = client.send_now(*args)
+        if queued is not None:
+            return queued
+    return client.execute_command(*args)
