@@ -23,6 +23,7 @@ from .agents.run_config import RunConfig
 from .artifacts import BaseArtifactService, InMemoryArtifactService
 from .errors import InvalidAgentTreeError, InvalidMessageError, InvocationNotFoundError, SessionNotFoundError
 from .events import Event, EventActions
+from .flows import confirmation
 from .routing import (
     agent_for_new_turn,
     already_committed,
@@ -154,6 +155,7 @@ class Runner:
         if state_delta:  # temp: keys are not committed, yet this invocation sees them like any other key
             session.state.update({k: v for k, v in state_delta.items() if k.startswith(State.TEMP_PREFIX)})
         if new_message is not None and not already_committed(new_message, prior, bool(responses)):
+            confirmation.check_answers(session.events, responses)
             await self._commit(ctx, user_message_event(ctx.invocation_id, new_message, state_delta, branch))
         elif new_message is None and state_delta:
             await self._commit(ctx, Event(invocation_id=ctx.invocation_id, author="user",

@@ -2,5 +2,6 @@
 
 from .event import Event, new_event_id
 from .event_actions import EventActions
+from .tool_confirmation import ToolConfirmation
 
-__all__ = ["Event", "EventActions", "new_event_id"]
+__all__ = ["Event", "EventActions", "ToolConfirmation", "new_event_id"]

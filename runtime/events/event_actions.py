@@ -7,6 +7,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
+from .tool_confirmation import ToolConfirmation
+
 
 class EventActions(BaseModel):
     """What committing an event changes: state, artifacts, control flow."""
@@ -31,6 +33,9 @@ class EventActions(BaseModel):
     requested_auth_configs: dict[str, Any] = Field(default_factory=dict)
     """Function call id -> auth configuration a tool asked for."""
 
+    requested_tool_confirmations: dict[str, ToolConfirmation] = Field(default_factory=dict)
+    """Function call id -> the confirmation a tool asked for before it may run (ADK's tool confirmation)."""
+
     end_of_agent: bool | None = None
     """The authoring agent finished its part of the invocation (used to resume workflows)."""
 
@@ -46,6 +51,7 @@ class EventActions(BaseModel):
             or self.transfer_to_agent
             or self.escalate
             or self.requested_auth_configs
+            or self.requested_tool_confirmations
             or self.end_of_agent
             or self.agent_state is not None
         )

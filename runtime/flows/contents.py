@@ -10,6 +10,7 @@ from __future__ import annotations
 from google.genai import types
 
 from ..events import Event
+from ..events.tool_confirmation import REQUEST_CONFIRMATION_FUNCTION_CALL_NAME
 from . import _fast
 
 CLIENT_CALL_ID_PREFIX = "adk-"
@@ -126,9 +127,31 @@ def strip_client_ids(content: types.Content) -> types.Content:
     return _fast.replace(content, {"parts": parts}) if changed else content
 
 
+def is_confirmation_part(part: types.Part) -> bool:
+    """A tool-confirmation request or answer: framework traffic the model is not shown."""
+    named = part.function_call or part.function_response
+    return named is not None and named.name == REQUEST_CONFIRMATION_FUNCTION_CALL_NAME
+
+
+def _without_confirmations(event: Event) -> Event | None:
+    """``event`` without tool-confirmation requests and answers (None when nothing else is left)."""
+    parts = event.content.parts
+    if not any(part.function_call or part.function_response for part in parts):
+        return event
+    kept = [part for part in parts if not is_confirmation_part(part)]
+    if len(kept) == len(parts):
+        return event
+    if not kept:
+        return None
+    return _fast.replace(event, {"content": _fast.content(event.content.role, kept)})
+
+
 def retold(event: Event, agent_name: str, branch: str | None) -> Event | None:
     """``event`` as ``agent_name`` on ``branch`` is shown it, or None when it is left out."""
     if _is_empty(event) or not _belongs_to_branch(branch, event):
+        return None
+    event = _without_confirmations(event)
+    if event is None:
         return None
     if event.author not in ("user", agent_name):
         return _foreign(event)

@@ -12,11 +12,11 @@ from google.genai import types
 
 from ..agents import failures
 from ..agents.callbacks import first_answer
-from ..events import Event, EventActions
+from ..events import Event, EventActions, ToolConfirmation
 from ..tools.agent_tool import AgentTool
 from ..tools.tool_context import ToolContext
 from ..tools.tool_journal import NO_RESPONSE, in_doubt_error
-from . import _fast
+from . import _fast, confirmation
 from .contents import CLIENT_CALL_ID_PREFIX
 
 if TYPE_CHECKING:
@@ -47,18 +47,28 @@ def unknown_tool_error(name: str, tools: dict[str, BaseTool]) -> dict[str, str]:
     }
 
 
+Confirmations = dict[str, tuple[types.FunctionCall, ToolConfirmation, str]]
+"""Original call id -> (the call, the person's answer, the id of the confirmation call it answered)."""
+
+
 async def run_calls(
-    agent: LlmAgent, ctx: InvocationContext, calls: list[types.FunctionCall], tools: dict[str, BaseTool]
+    agent: LlmAgent, ctx: InvocationContext, calls: list[types.FunctionCall], tools: dict[str, BaseTool],
+    confirmations: Confirmations | None = None,
 ) -> list[Event]:
     """Run ``calls`` (concurrently when several) and merge their answers into one event, parts in call order.
 
     Long-running tools that return None add no part; when no call has an answer there is no answer event.
     A crashing tool fails the invocation: the answers of the other calls come first, then an error event.
+    Calls held for a person's confirmation add an ``adk_request_confirmation`` event (see ``confirmation``);
+    ``confirmations`` carries the answers when held calls run again.
     """
+    confirmations = confirmations or {}
     if len(calls) == 1:
-        answers = [await _run_one(agent, ctx, calls[0], tools)]
+        answers = [await _run_one(agent, ctx, calls[0], tools, confirmations.get(calls[0].id))]
     else:
-        answers = await asyncio.gather(*(_run_one(agent, ctx, call, tools) for call in calls))
+        answers = await asyncio.gather(
+            *(_run_one(agent, ctx, call, tools, confirmations.get(call.id)) for call in calls)
+        )
     events = []
     parts = [part for answer_parts, _, _ in answers for part in answer_parts]
     if parts:
@@ -70,11 +80,26 @@ async def run_calls(
             content=_fast.content("user", parts),
             actions=actions[0] if len(actions) == 1 else merge_actions(actions),
         ))
+        requests = events[-1].actions.requested_tool_confirmations
+        if requests:
+            events = _with_confirmation_request(ctx, agent.name, calls, events[-1], requests)
     crash = next((crash for _, _, crash in answers if crash is not None), None)
     if crash is not None:
         ctx.run.failed = True
         events.append(failures.error_event(ctx, agent.name, crash))
     return events
+
+
+def _with_confirmation_request(ctx, author, calls, answer: Event, requests) -> list[Event]:
+    """The answer event and the confirmation request, in ADK's order: when every answer waits for a
+    confirmation, the request comes first and the answer ends the step (no model call); otherwise the
+    settled answers come first and the request (long-running, so final) ends it."""
+    request = confirmation.request_event(ctx, author, calls, requests)
+    if all(response.id in requests for response in answer.get_function_responses()):
+        answer.actions.skip_summarization = True
+        return [request, answer]
+    answer.actions.skip_summarization = None
+    return [answer, request]
 
 
 def merge_actions(all_actions: list[EventActions]) -> EventActions:
@@ -84,6 +109,7 @@ def merge_actions(all_actions: list[EventActions]) -> EventActions:
         merged.state_delta.update(actions.state_delta)
         merged.artifact_delta.update(actions.artifact_delta)
         merged.requested_auth_configs.update(actions.requested_auth_configs)
+        merged.requested_tool_confirmations.update(actions.requested_tool_confirmations)
         for name in ("skip_summarization", "transfer_to_agent", "escalate"):
             value = getattr(actions, name)
             if value is not None:
@@ -92,15 +118,19 @@ def merge_actions(all_actions: list[EventActions]) -> EventActions:
 
 
 async def _run_one(
-    agent: LlmAgent, ctx: InvocationContext, call: types.FunctionCall, tools: dict[str, BaseTool]
+    agent: LlmAgent, ctx: InvocationContext, call: types.FunctionCall, tools: dict[str, BaseTool],
+    confirmed: tuple[types.FunctionCall, ToolConfirmation, str] | None = None,
 ) -> tuple[list[types.Part], EventActions, Exception | None]:
     """The parts answering ``call`` (none while a long-running tool has nothing yet), its actions, its crash."""
-    tool_context = ToolContext(ctx, function_call_id=call.id)
+    tool_context = ToolContext(ctx, function_call_id=call.id, tool_confirmation=confirmed and confirmed[1])
+    # A confirmed run is a new attempt at the call, journaled on its own: the held attempt is 'completed'
+    # (answered "requires confirmation"), and each confirmation answer may run the tool at most once.
+    journal_id = call.id if confirmed is None else f"{call.id}@{confirmed[2]}"
     tool = tools.get(call.name)
     if tool is None:
         response: Any = unknown_tool_error(call.name, tools)
     else:
-        response = await _journaled(agent, ctx, tool, call, tool_context)
+        response = await _journaled(agent, ctx, tool, call, tool_context, journal_id)
         if isinstance(response, _Crash):
             log.warning("tool %r raised in invocation %s: %r", tool.name, ctx.invocation_id, response.error)
             return [], tool_context.actions, response.error
@@ -132,7 +162,7 @@ class _Crash:
         self.error = error
 
 
-async def _journaled(agent, ctx, tool, call, tool_context) -> Any:
+async def _journaled(agent, ctx, tool, call, tool_context, journal_id) -> Any:
     """Run the tool once per call id: reuse a completed answer, refuse to guess an unknown outcome."""
     journal = ctx.tool_journal
     if journal is None:
@@ -147,9 +177,9 @@ async def _journaled(agent, ctx, tool, call, tool_context) -> Any:
         if not isinstance(response, _Crash):
             ctx.run.uncommitted[key] = (response, tool_context.actions)
         return response
-    previous = await journal.begin(ctx.invocation_id, call.id, tool.name)
+    previous = await journal.begin(ctx.invocation_id, journal_id, tool.name)
     if previous is not None and previous.status == "completed":
-        return None if previous.response == NO_RESPONSE else previous.response
+        return _reused(previous.response, tool_context)
     if previous is not None and not tool.idempotent:
         response: Any = in_doubt_error(tool.name)
     else:
@@ -160,8 +190,25 @@ async def _journaled(agent, ctx, tool, call, tool_context) -> Any:
         stored = NO_RESPONSE
     else:
         stored = response if isinstance(response, dict) else {"result": response}
-    await journal.complete(ctx.invocation_id, call.id, stored)
+    requests = tool_context.actions.requested_tool_confirmations
+    if requests:  # kept with the answer: a reused answer must still ask for its confirmation
+        stored = {**stored, _CONFIRMATIONS_KEY: {k: v.model_dump(mode="json") for k, v in requests.items()}}
+    await journal.complete(ctx.invocation_id, journal_id, stored)
     return response
+
+
+_CONFIRMATIONS_KEY = "agentq:requested_tool_confirmations"
+
+
+def _reused(stored: dict[str, Any], tool_context: ToolContext) -> Any:
+    """A completed call's journaled answer, with the confirmation requests it made restored."""
+    if stored == NO_RESPONSE:
+        return None
+    if _CONFIRMATIONS_KEY in stored:
+        stored = dict(stored)
+        for call_id, request in stored.pop(_CONFIRMATIONS_KEY).items():
+            tool_context.actions.requested_tool_confirmations[call_id] = ToolConfirmation.model_validate(request)
+    return stored
 
 
 async def _invoke(agent, tool, call, tool_context) -> Any:
@@ -171,6 +218,8 @@ async def _invoke(agent, tool, call, tool_context) -> Any:
         response = None
         if agent.before_tool_callback:  # skipped when absent: a coroutine per call for nothing
             response = await first_answer(agent.before_tool_callback, tool=tool, args=args, tool_context=tool_context)
+        if response is None:
+            response = await confirmation.gate(tool, args, tool_context)
         if response is None:
             response = await tool.run_async(args=args, tool_context=tool_context)
         altered = None

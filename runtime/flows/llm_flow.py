@@ -42,10 +42,11 @@ async def run_flow(agent: LlmAgent, ctx: InvocationContext) -> AsyncGenerator[Ev
             return
         if plan.kind == "run_calls":
             last = None
-            async for event in _answer_calls(agent, ctx, plan.calls, agent.tools_dict()):
+            async for event in _answer_calls(agent, ctx, plan.calls, agent.tools_dict(), plan.confirmations):
                 last = event
                 yield event
-            if last is None or last.is_final_response():  # None: only long-running calls, still unanswered
+            # None: only long-running calls, still unanswered; paused: other calls still wait for a person
+            if last is None or last.is_final_response() or ctx.is_paused():
                 return
     while True:
         last = None
@@ -155,9 +156,9 @@ def _response_fields(response: LlmResponse) -> dict:
 _RESPONSE_FIELDS = tuple(LlmResponse.model_fields)
 
 
-async def _answer_calls(agent, ctx, calls, tools) -> AsyncGenerator[Event, None]:
+async def _answer_calls(agent, ctx, calls, tools, confirmations=None) -> AsyncGenerator[Event, None]:
     """Run the calls, yield their answer, then hand over if a tool asked for a transfer."""
-    answers = await functions.run_calls(agent, ctx, calls, tools)
+    answers = await functions.run_calls(agent, ctx, calls, tools, confirmations)
     for answer in answers:
         yield answer
     if answers and not ctx.run.failed and answers[-1].actions.transfer_to_agent:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Literal
 from google.genai import types
 
 from ..agents import resume
+from . import confirmation
 
 if TYPE_CHECKING:
     from ..agents.invocation_context import InvocationContext
@@ -23,6 +24,8 @@ class ResumePlan:
     """``finished``: its final answer is committed but not its ``end_of_agent``; ``done``: both are."""
     calls: list[types.FunctionCall] = field(default_factory=list)
     target: str = ""
+    confirmations: dict = field(default_factory=dict)
+    """For ``run_calls`` of calls a person just confirmed or rejected: see ``functions.Confirmations``."""
 
 
 def plan(agent: LlmAgent, ctx: InvocationContext) -> ResumePlan:
@@ -53,6 +56,11 @@ def plan(agent: LlmAgent, ctx: InvocationContext) -> ResumePlan:
         if unanswered:
             return ResumePlan(kind="run_calls", calls=unanswered)
         return ResumePlan(kind="paused" if ctx.is_paused() else "call_model")
+    if last.author == "user":
+        confirmations = confirmation.answered(mine, last)
+        if confirmations:
+            return ResumePlan(kind="run_calls", calls=[call for call, _, _ in confirmations.values()],
+                              confirmations=confirmations)
     if last.get_function_responses():
         if last.author == agent.name and last.actions.skip_summarization:
             return ResumePlan(kind="finished")

@@ -5,6 +5,8 @@ from .base_tool import BaseTool
 from .exit_loop_tool import exit_loop
 from .function_tool import FunctionTool
 from .long_running_tool import LongRunningFunctionTool
+from .request_input_tool import request_input
+from .tool_confirmation import ToolConfirmation
 from .tool_context import ToolContext
 from .tool_journal import BaseToolJournal, InMemoryToolJournal, ToolCallRecord
 from .transfer_to_agent_tool import transfer_to_agent
@@ -17,7 +19,9 @@ __all__ = [
     "InMemoryToolJournal",
     "LongRunningFunctionTool",
     "ToolCallRecord",
+    "ToolConfirmation",
     "ToolContext",
     "exit_loop",
+    "request_input",
     "transfer_to_agent",
 ]

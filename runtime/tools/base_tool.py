@@ -29,6 +29,10 @@ class BaseTool:
         """The declaration sent to the model; None keeps the tool out of the request."""
         return None
 
+    async def check_require_confirmation(self, args: dict[str, Any], tool_context: ToolContext) -> bool:
+        """True when this call must be confirmed by a person before it runs (never, unless overridden)."""
+        return False
+
     async def run_async(self, *, args: dict[str, Any], tool_context: ToolContext) -> Any:
         """Run the tool with the model's arguments; the result becomes the function response."""
         raise NotImplementedError(f"{type(self).__name__} does not implement run_async")

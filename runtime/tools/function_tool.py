@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 import typing
+from collections.abc import Callable
 from typing import Any
 
 import pydantic
@@ -20,16 +21,26 @@ class FunctionTool(BaseTool):
 
     Arguments the signature does not name are dropped; missing required ones are answered to the model as an
     error; a parameter named ``tool_context`` receives the ToolContext. Sync functions run in a worker thread.
+
+    ``require_confirmation`` (True, or a sync or async callable given the call's arguments that returns True
+    when this call needs one) makes a call wait for a person's confirmation before the function runs.
     """
 
-    def __init__(self, func, *, idempotent: bool = False, is_long_running: bool = False):
+    def __init__(
+        self,
+        func,
+        *,
+        require_confirmation: bool | Callable[..., Any] = False,
+        idempotent: bool = False,
+        is_long_running: bool = False,
+    ):
         target = func.func if hasattr(func, "func") and hasattr(func, "args") else func  # functools.partial
         name = getattr(target, "__name__", None) or type(target).__name__
         super().__init__(
-            name=name, description=inspect.getdoc(target) or "", is_long_running=is_long_running,
-            idempotent=idempotent,
+            name=name, description=_description(target), is_long_running=is_long_running, idempotent=idempotent,
         )
         self.func = func
+        self.require_confirmation = require_confirmation
         self._is_async = inspect.iscoroutinefunction(func) or inspect.iscoroutinefunction(
             getattr(func, "__call__", None)  # noqa: B004 - async callable objects
         )
@@ -54,6 +65,22 @@ class FunctionTool(BaseTool):
             "mandatory parameters."
         }
 
+    async def check_require_confirmation(self, args: dict[str, Any], tool_context: ToolContext) -> bool:
+        """``require_confirmation`` for this call: a callable is given the call's arguments (and the
+        ToolContext if it asks for ``tool_context``) and must answer True for a confirmation to be asked."""
+        decide = self.require_confirmation
+        if not callable(decide):
+            return bool(decide)
+        params = inspect.signature(decide).parameters
+        takes_any = any(p.kind == p.VAR_KEYWORD for p in params.values())
+        call_args = {k: v for k, v in args.items() if (takes_any or k in params) and k != "tool_context"}
+        if "tool_context" in params:
+            call_args["tool_context"] = tool_context
+        answer = decide(**call_args)
+        if inspect.isawaitable(answer):
+            answer = await answer
+        return answer is True  # only an explicit True holds a call back, as ADK
+
     async def run_async(self, *, args: dict[str, Any], tool_context: ToolContext) -> Any:
         call_args = {key: value for key, value in args.items() if key in self._accepts and key != "tool_context"}
         missing = [name for name in self._mandatory if name not in call_args]
@@ -70,6 +97,15 @@ class FunctionTool(BaseTool):
         if inspect.isawaitable(result):  # a sync wrapper returning a coroutine
             result = await result
         return result
+
+
+def _description(target) -> str:
+    """The docstring the model sees; for a callable object, its ``__call__``'s (as ADK)."""
+    if not (inspect.isfunction(target) or inspect.ismethod(target) or inspect.isbuiltin(target)):
+        call = getattr(type(target), "__call__", None)  # noqa: B004 - a callable object, not a function
+        if call is not None and inspect.getdoc(call):
+            return inspect.getdoc(call)
+    return inspect.getdoc(target) or ""
 
 
 def _pydantic_params(func) -> dict[str, type[pydantic.BaseModel]]:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..agents.callback_context import CallbackContext
-from ..events import EventActions
+from ..errors import UsageError
+from ..events import EventActions, ToolConfirmation
 
 if TYPE_CHECKING:
     from ..agents.invocation_context import InvocationContext
@@ -24,9 +25,21 @@ class ToolContext(CallbackContext):
         *,
         function_call_id: str | None = None,
         event_actions: EventActions | None = None,
+        tool_confirmation: ToolConfirmation | None = None,
     ):
         super().__init__(invocation_context, event_actions=event_actions)
         self.function_call_id = function_call_id
+        self.tool_confirmation = tool_confirmation
+        """The person's answer when this call runs after a confirmation; None on the first attempt."""
+
+    def request_confirmation(self, *, hint: str | None = None, payload=None) -> None:
+        """Ask a person to confirm this call: the invocation pauses after the call is answered, and once the
+        confirmation arrives the tool is called again with ``tool_confirmation`` set (confirmed, payload)."""
+        if not self.function_call_id:
+            raise UsageError("request_confirmation needs the function call id; it works only inside a tool call")
+        self._event_actions.requested_tool_confirmations[self.function_call_id] = ToolConfirmation(
+            hint=hint or "", payload=payload
+        )
 
     @property
     def invocation_context(self) -> InvocationContext:
