@@ -12,6 +12,8 @@ _INVOCATION_COMMANDS = {
     "enqueue": (commands.add_enqueue, "enqueue a message as a new invocation (prints its id)"),
     "follow": (commands.add_follow, "print an invocation's events until it settles"),
     "respond": (commands.add_respond, "answer a parked long-running call"),
+    "approve": (commands.add_confirm, "approve a pending tool confirmation (the tool then runs once)"),
+    "reject": (commands.add_confirm, "reject a pending tool confirmation (the tool never runs)"),
     "cancel": (commands.add_cancel, "cancel an invocation"),
     "get": (commands.add_get, "print an invocation's record"),
 }
@@ -77,8 +79,13 @@ def main(argv: list[str] | None = None) -> int:
             args.data_dir = args.top_data_dir
         return module.run(args)
     redis_url, embedded = ensure_redis(settings.redis_url, settings.data_dir)
+    from runtime.errors import AgentqError
+
     try:
         return commands.run(args.command, args, redis_url)
+    except AgentqError as exc:  # a wrong id or a refused answer: say what is wrong, no traceback
+        print(f"agentq {args.command}: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
     finally:
         if embedded is not None:
             embedded.stop()

@@ -1,4 +1,4 @@
-"""Terminal commands on invocations: enqueue, follow, respond, cancel, get, list."""
+"""Terminal commands on invocations: enqueue, follow, respond, approve, reject, cancel, get."""
 
 from __future__ import annotations
 
@@ -33,6 +33,14 @@ def add_respond(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--follow", action="store_true", help="print events until the invocation settles again")
 
 
+def add_confirm(parser: argparse.ArgumentParser) -> None:
+    """``agentq approve|reject INVOCATION_ID [CALL_ID]``: answer a tool confirmation."""
+    parser.add_argument("invocation_id")
+    parser.add_argument("call_id", nargs="?", help="the adk_request_confirmation call's id (default: the only one)")
+    parser.add_argument("--payload", type=json.loads, default=None, help="JSON value sent back to the tool")
+    parser.add_argument("--follow", action="store_true", help="print events until the invocation settles again")
+
+
 def add_cancel(parser: argparse.ArgumentParser) -> None:
     """``agentq cancel INVOCATION_ID``."""
     parser.add_argument("invocation_id")
@@ -57,11 +65,15 @@ def run(command: str, args: argparse.Namespace, redis_url: str) -> int:
                 _follow(client, invocation_id)
         elif command == "follow":
             _follow(client, args.invocation_id, args.after)
-        elif command == "respond":
-            response = {"id": args.call_id, "name": args.name, "response": args.response,
-                        "will_continue": args.will_continue or None}
+        elif command in ("respond", "approve", "reject"):
             position = client.stream_position(args.invocation_id)
-            record = client.respond(args.invocation_id, [{k: v for k, v in response.items() if v is not None}])
+            if command == "respond":
+                response = {"id": args.call_id, "name": args.name, "response": args.response,
+                            "will_continue": args.will_continue or None}
+                record = client.respond(args.invocation_id, [{k: v for k, v in response.items() if v is not None}])
+            else:
+                answer = client.approve if command == "approve" else client.reject
+                record = answer(args.invocation_id, args.call_id, args.payload)
             _print({"invocationId": record.id, "status": record.status})
             if args.follow:
                 _follow(client, record.id, position)

@@ -109,11 +109,35 @@ class CancelRequest(WireModel):
 
 
 class PendingCallOut(WireModel):
-    """A long-running call waiting for its answer."""
+    """A long-running call waiting for its answer, with what a person answering it needs to see.
+
+    ``kind`` says how to answer: ``confirmation`` with ``{"confirmed": true|false, "payload": ...}`` (the
+    held call is ``originalCall``; ``hint`` and ``payload`` come from the tool), ``input`` with a value
+    matching ``responseSchema`` (the question is ``question``), ``long_running`` with the tool's result.
+    """
 
     id: str
     name: str
     args: dict[str, Any] = Field(default_factory=dict)
+    kind: Literal["confirmation", "input", "long_running"] = "long_running"
+    deadline: float | None = None
+    original_call: dict[str, Any] | None = None
+    hint: str | None = None
+    payload: Any | None = None
+    question: str | None = None
+    response_schema: dict[str, Any] | None = None
+
+    @classmethod
+    def from_pending(cls, call: Any) -> PendingCallOut:
+        """The public view of a worker.record.PendingCall."""
+        details: dict[str, Any] = {}
+        if call.kind == "confirmation":
+            confirmation = call.args.get("toolConfirmation") or {}
+            details = {"original_call": call.args.get("originalFunctionCall"),
+                       "hint": confirmation.get("hint"), "payload": confirmation.get("payload")}
+        elif call.kind == "input":
+            details = {"question": call.args.get("message"), "response_schema": call.args.get("response_schema")}
+        return cls(id=call.id, name=call.name, args=call.args, kind=call.kind, deadline=call.deadline, **details)
 
 
 class InvocationErrorOut(WireModel):
@@ -148,7 +172,7 @@ class InvocationOut(WireModel):
             user_id=record.user_id,
             session_id=record.session_id,
             status=record.status,
-            pending_calls=[PendingCallOut(id=c.id, name=c.name, args=c.args) for c in record.pending_calls],
+            pending_calls=[PendingCallOut.from_pending(c) for c in record.pending_calls],
             error=InvocationErrorOut(type=record.error.type, message=record.error.message) if record.error else None,
             cancel_reason=record.cancel_reason,
             attempts=record.attempts,

@@ -18,8 +18,10 @@ from typing import TYPE_CHECKING, Any
 
 from google.genai import types
 
+from runtime.events.tool_confirmation import REQUEST_CONFIRMATION_FUNCTION_CALL_NAME
+
 from . import follow as reading
-from .record import InvocationRecord, InvocationStatus
+from .record import InvocationRecord, InvocationStatus, only_confirmation
 
 if TYPE_CHECKING:
     from runtime.redis_store.streams import StreamEntry
@@ -133,6 +135,24 @@ class AgentqClient:
         """
         return await self._store.respond(invocation_id, function_responses)
 
+    async def approve(self, invocation_id: str, call_id: str | None = None, payload: Any = None) -> InvocationRecord:
+        """Confirm a pending tool confirmation (``call_id``: the ``adk_request_confirmation`` call's id; may be
+        left out when exactly one confirmation is pending). The held tool runs once when the invocation resumes.
+        Raises InvocationNotFoundError, CallNotPendingError (answered already), UsageError."""
+        return await self._confirm(invocation_id, call_id, True, payload)
+
+    async def reject(self, invocation_id: str, call_id: str | None = None, payload: Any = None) -> InvocationRecord:
+        """Refuse a pending tool confirmation: the held tool never runs, the model is told it was rejected."""
+        return await self._confirm(invocation_id, call_id, False, payload)
+
+    async def _confirm(self, invocation_id: str, call_id: str | None, confirmed: bool, payload: Any):
+        if call_id is None:
+            record = await self._store.get(invocation_id)
+            call_id = only_confirmation(record).id
+        answer = {"confirmed": confirmed} if payload is None else {"confirmed": confirmed, "payload": payload}
+        return await self.respond(invocation_id, [
+            {"id": call_id, "name": REQUEST_CONFIRMATION_FUNCTION_CALL_NAME, "response": answer}])
+
     async def cancel(self, invocation_id: str, reason: str = "cancelled by client") -> InvocationRecord:
         """Cancel a queued, running or parked invocation; a running one stops before its next commit.
 
@@ -209,6 +229,14 @@ class SyncAgentqClient:
     def respond(self, invocation_id: str, function_responses: list[FunctionResponseLike]) -> InvocationRecord:
         """See AgentqClient.respond."""
         return self._runner.run(self._client.respond(invocation_id, function_responses))
+
+    def approve(self, invocation_id: str, call_id: str | None = None, payload: Any = None) -> InvocationRecord:
+        """See AgentqClient.approve."""
+        return self._runner.run(self._client.approve(invocation_id, call_id, payload))
+
+    def reject(self, invocation_id: str, call_id: str | None = None, payload: Any = None) -> InvocationRecord:
+        """See AgentqClient.reject."""
+        return self._runner.run(self._client.reject(invocation_id, call_id, payload))
 
     def cancel(self, invocation_id: str, reason: str = "cancelled by client") -> InvocationRecord:
         """See AgentqClient.cancel."""

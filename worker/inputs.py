@@ -8,6 +8,7 @@ from typing import Any
 from google.genai import types
 
 from runtime.errors import InvalidMessageError, UsageError
+from runtime.events.tool_confirmation import REQUEST_CONFIRMATION_FUNCTION_CALL_NAME, ToolConfirmation
 
 
 def to_content(message: Any) -> types.Content:
@@ -35,7 +36,22 @@ def to_function_response(item: Any) -> types.FunctionResponse:
             raise UsageError(f"not a function response: {exc}") from None
     if not isinstance(item, types.FunctionResponse) or not item.id:
         raise UsageError(f"a function response needs an id: {item!r}")
+    if _looks_like_confirmation(item):
+        try:
+            ToolConfirmation.from_response_dict(item.response or {})
+        except ValueError as exc:
+            raise UsageError(
+                f"the answer to confirmation {item.id!r} must be {{\"confirmed\": true|false, \"payload\": ...}}: {exc}"
+            ) from None
     return item.model_copy()
+
+
+def _looks_like_confirmation(response: types.FunctionResponse) -> bool:
+    """Named as a confirmation answer, or nameless and shaped like one (the store checks the pending call's name,
+    and a nameless answer to a confirmation without a boolean 'confirmed' is refused there)."""
+    if response.name:
+        return response.name == REQUEST_CONFIRMATION_FUNCTION_CALL_NAME
+    return isinstance(response.response, dict) and "confirmed" in response.response
 
 
 def run_config_dict(run_config: Any) -> dict | None:

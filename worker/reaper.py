@@ -59,11 +59,17 @@ async def _resend(store: InvocationStore, invocation_id: str) -> None:
 
 
 async def _expire_call(store: InvocationStore, invocation_id: str, call_id: str) -> None:
-    response = types.FunctionResponse(id=call_id, response={
-        "error": f"No response arrived for long-running call {call_id!r} before its deadline; it expired."
-    })
     try:
-        await store.respond(invocation_id, [response])
+        record = await store.get(invocation_id)
+        call = next((c for c in record.pending_calls if c.id == call_id), None)
+        # deny by default: an unanswered confirmation is rejected, never approved
+        if call is not None and call.kind == "confirmation":
+            answer = {"confirmed": False, "hint": f"No answer arrived for confirmation {call_id!r} before its "
+                      "deadline; it expired and counts as rejected."}
+        else:
+            answer = {"error": f"No response arrived for long-running call {call_id!r} before its deadline; "
+                      "it expired."}
+        await store.respond(invocation_id, [types.FunctionResponse(id=call_id, response=answer)])
         log.info("invocation %s: pending call %s expired", invocation_id, call_id)
     except (CallNotPendingError, InvocationNotFoundError):
         pass

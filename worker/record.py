@@ -10,6 +10,9 @@ from google.genai import types
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
+from runtime.events.tool_confirmation import REQUEST_CONFIRMATION_FUNCTION_CALL_NAME
+from runtime.tools.request_input_tool import REQUEST_INPUT_FUNCTION_CALL_NAME
+
 InvocationStatus = Literal["queued", "running", "parked", "completed", "failed", "cancelled"]
 """queued -> running -> parked | completed | failed | cancelled; parked -> queued on resume."""
 
@@ -33,14 +36,32 @@ class _Wire(BaseModel):
         return self.model_dump(mode="json", by_alias=True, exclude_none=True)
 
 
+PendingKind = Literal["confirmation", "input", "long_running"]
+"""What a pending call waits for: a yes/no on another tool call, an answer to a question, or any result."""
+
+
 class PendingCall(_Wire):
-    """A long-running function call the invocation is parked on."""
+    """A long-running function call the invocation is parked on.
+
+    The call itself is the one source of truth: what a person is asked (its kind, a confirmation's hint and
+    original call, an input request's question and schema) is read from its name and arguments.
+    """
 
     id: str
     name: str
     args: dict[str, Any] = Field(default_factory=dict)
     deadline: float | None = None
-    """Unix time after which the call is answered with an expiry error (None: waits forever)."""
+    """Unix time after which the call is answered with an expiry error (None: waits forever); an expired
+    confirmation is answered as rejected."""
+
+    @property
+    def kind(self) -> PendingKind:
+        """``confirmation`` (adk_request_confirmation), ``input`` (adk_request_input) or ``long_running``."""
+        if self.name == REQUEST_CONFIRMATION_FUNCTION_CALL_NAME:
+            return "confirmation"
+        if self.name == REQUEST_INPUT_FUNCTION_CALL_NAME:
+            return "input"
+        return "long_running"
 
 
 class InvocationError(_Wire):
@@ -83,3 +104,14 @@ class InvocationRecord(_Wire):
     def settled(self) -> bool:
         """True when the invocation is not queued or running (its event stream has ended for now)."""
         return self.status in SETTLED
+
+
+def only_confirmation(record: InvocationRecord) -> PendingCall:
+    """The one confirmation ``record`` waits for; UsageError naming them when there are none or several."""
+    from runtime.errors import UsageError
+
+    confirmations = [call for call in record.pending_calls if call.kind == "confirmation"]
+    if len(confirmations) != 1:
+        ids = [call.id for call in confirmations]
+        raise UsageError(f"invocation {record.id!r} waits for {len(ids)} confirmations {ids!r}; name the call id")
+    return confirmations[0]

@@ -151,6 +151,11 @@ for i = 7, #ARGV, 4 do
   if not pending or finals[ARGV[i]] then return {'not_pending', ARGV[i]} end
   local name = cjson.decode(pending)['name']
   if ARGV[i + 1] ~= '' and ARGV[i + 1] ~= name then return {'wrong_name', ARGV[i], name} end
+  if name == 'adk_request_confirmation' and ARGV[i + 1] == '' then
+    -- a nameless answer to a confirmation (a named one was checked by the caller) must say yes or no
+    local answer = cjson.decode(ARGV[i + 3])['response']
+    if type(answer) ~= 'table' or type(answer['confirmed']) ~= 'boolean' then return {'bad_confirmation', ARGV[i]} end
+  end
   if ARGV[i + 2] ~= '1' then finals[ARGV[i]] = true end
   names[i] = name
 end

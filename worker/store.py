@@ -250,6 +250,9 @@ class InvocationStore:
                 f"function call {reply[1]!r} is not pending on invocation {invocation_id!r} "
                 "(never issued as a long-running call, or already answered)"
             )
+        if outcome == "bad_confirmation":
+            raise UsageError(f"the answer to confirmation {reply[1]!r} must be "
+                             '{"confirmed": true|false, "payload": ...} with a boolean "confirmed"')
         if outcome == "wrong_name":
             raise UsageError(f"function call {reply[1]!r} is a call of {reply[2]!r}, not of the response's name")
         if outcome == "queued" and not job:

@@ -14,7 +14,7 @@ from google.genai import types
 from runtime.agents import LlmAgent
 from runtime.apps import App
 from runtime.models import LlmRequest, ScriptedLlm
-from runtime.tools import FunctionTool, LongRunningFunctionTool, ToolContext
+from runtime.tools import FunctionTool, LongRunningFunctionTool, ToolContext, request_input
 
 _redis = None
 
@@ -207,3 +207,46 @@ idempotent_app = App(name="idempotent", root_agent=LlmAgent(
     name="idempotent", model=ScriptedLlm(responder=_risky_turn("refresh_cache")),
     tools=[FunctionTool(refresh_cache, idempotent=True)],
 ))
+
+
+# --- tool confirmation and request_input ---------------------------------------------------------------
+
+
+def wire_money(amount: int, tool_context: ToolContext) -> dict:
+    """Wire money; amounts above 100 need a person's confirmation. 999 is slow (the worker is killed meanwhile)."""
+    _count(tool_context, "wire_money")
+    if amount == 999:
+        import time
+
+        time.sleep(float(os.environ.get("TEST_TOOL_SECONDS", "3")))
+    return {"wired": amount}
+
+
+def _user_amount(request: LlmRequest) -> int:
+    text = next(p.text for c in reversed(request.contents) for p in c.parts or () if c.role == "user" and p.text)
+    return int(text.split()[-1])
+
+
+def _guarded_turn(request: LlmRequest):
+    responses = _responses(request)
+    if not responses:
+        return types.FunctionCall(name="wire_money", args={"amount": _user_amount(request)})
+    return f"result: {responses[-1].response}"
+
+
+guarded_app = App(name="guarded", root_agent=LlmAgent(
+    name="banker", model=ScriptedLlm(responder=_guarded_turn),
+    tools=[FunctionTool(wire_money, require_confirmation=lambda amount: amount > 100)],
+))
+
+
+def _asking_turn(request: LlmRequest):
+    responses = _responses(request)
+    if not responses:
+        return types.FunctionCall(name="adk_request_input", args={
+            "message": "Which city?", "response_schema": {"type": "object", "properties": {"city": {"type": "string"}}}})
+    return f"Booked {responses[-1].response.get('city')}."
+
+
+asking_app = App(name="asking", root_agent=LlmAgent(
+    name="planner", model=ScriptedLlm(responder=_asking_turn), tools=[request_input]))
