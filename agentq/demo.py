@@ -16,7 +16,7 @@ import httpx
 from agentq.local_stack import ROOT, LocalStack
 from api.sse_client import SseFrame, describe, read_frames
 
-EXAMPLE_APPS = ["examples.reimbursement:app", "examples.weather:app"]
+EXAMPLE_APPS = ["examples.reimbursement:app", "examples.weather:app", "examples.money_transfer:app"]
 
 
 async def follow(http: httpx.AsyncClient, invocation_id: str, after: str | None = None) -> list[SseFrame]:
@@ -71,9 +71,44 @@ async def drive(base_url: str) -> int:
         await follow(http, large_id, after=frames[-1].id)
         final = (await http.get(f"/invocations/{large_id}")).json()
         print(f"    -> {large_id} is {final['status']} (same invocation id, resumed)", flush=True)
-        ok = small["status"] == "completed" and final["status"] == "completed"
-        print("\ndemo " + ("finished: small claim paid, large claim approved and paid" if ok else "FAILED"))
+        approved = await transfer(http, "Please send $250 to bob.", confirmed=True)
+        rejected = await transfer(http, "Please send $5000 to eve.", confirmed=False)
+        ok = small["status"] == "completed" and final["status"] == "completed" and approved and rejected
+        print("\ndemo " + ("finished: small claim paid, large claim approved and paid; a transfer confirmed and "
+                           "made, another rejected and never made" if ok else "FAILED"))
         return 0 if ok else 1
+
+
+async def transfer(http: httpx.AsyncClient, text: str, *, confirmed: bool) -> bool:
+    """A transfer held by ADK's tool confirmation, then approved or rejected; True when it ended as it should."""
+    session = (await http.post("/apps/transfers/users/demo-user/sessions")).json()
+    print(f"\n>>> user: {text}", flush=True)
+    message = {"role": "user", "parts": [{"text": text}]}
+    response = await http.post(f"/apps/transfers/users/demo-user/sessions/{session['id']}/invocations",
+                               json={"newMessage": message})
+    response.raise_for_status()
+    invocation_id = response.json()["invocationId"]
+    frames = await follow(http, invocation_id)
+    parked = (await http.get(f"/invocations/{invocation_id}")).json()
+    confirmations = [call for call in parked["pendingCalls"] if call["kind"] == "confirmation"]
+    if parked["status"] != "parked" or not confirmations:
+        print("!!! the transfer did not wait for a confirmation", flush=True)
+        return False
+    pending = confirmations[0]
+    held = pending["originalCall"]
+    print(f"\n>>> a person {'approves' if confirmed else 'rejects'} {held['name']}({held['args']}) "
+          f"(hint: {pending['hint']!r})", flush=True)
+    answer = {"functionResponses": [{"id": pending["id"], "name": pending["name"],
+                                     "response": {"confirmed": confirmed}}]}
+    accepted = await http.post(f"/invocations/{invocation_id}/function-responses", json=answer)
+    print(f"    {accepted.status_code}: {invocation_id} is {accepted.json()['status']}", flush=True)
+    frames = await follow(http, invocation_id, after=frames[-1].id)
+    final = (await http.get(f"/invocations/{invocation_id}")).json()
+    said = [part.get("text") for frame in frames if frame.event == "message"
+            for part in (frame.data.get("content") or {}).get("parts", []) if part.get("text")]
+    made = bool(said) and said[-1].startswith("Transferred")
+    print(f"    -> {invocation_id} is {final['status']}; the transfer was {'made' if made else 'not made'}", flush=True)
+    return final["status"] == "completed" and made == confirmed
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
