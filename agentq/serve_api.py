@@ -38,6 +38,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--max-body-bytes", type=int, default=int(env("AGENTQ_MAX_BODY_BYTES", "1000000")),
         help="larger request bodies get 413 (AGENTQ_MAX_BODY_BYTES)",
     )
+    parser.add_argument(
+        "--dev-ui-dir", default=env("AGENTQ_DEV_UI_DIR"), metavar="PATH",
+        help="serve this built web UI at /dev-ui/, e.g. google-adk's dev UI (its google/adk/cli/browser "
+        "folder); it sends no key, so use it without API keys (AGENTQ_DEV_UI_DIR)",
+    )
     parser.add_argument("--log-level", default=argparse.SUPPRESS, help="(AGENTQ_LOG_LEVEL, info)")
     parser.add_argument("--access-log", action="store_true", help="log every request")
 
@@ -80,6 +85,7 @@ def build(args: argparse.Namespace, redis_url: str):
         app_names=app_names(app_specs(args)),
         keys=load_keys(keys_json=os.environ.get("AGENTQ_API_KEYS"), keys_file=args.api_keys_file),
         max_body_bytes=args.max_body_bytes,
+        dev_ui_dir=getattr(args, "dev_ui_dir", None),
     )
     backed = redis_services(redis_url)
     return create_app(

@@ -17,6 +17,7 @@ from .fast_lane import RunSseFastLane
 from .limits import BodySizeLimit
 from .metrics import Metrics, RequestMetrics, StatsProvider
 from .routes import artifacts, invocations, ops, run, sessions, streams
+from .routes.dev_ui import mount_dev_ui
 from .settings import ApiSettings
 
 log = logging.getLogger("agentq.api")
@@ -71,6 +72,8 @@ def create_app(
     install_error_handlers(app)
     for module in (ops, sessions, artifacts, invocations, streams, run):
         app.include_router(module.router)
+    if settings.dev_ui_dir:
+        mount_dev_ui(app, settings.dev_ui_dir)
     # Added last runs first: metrics see every answer, including the size limit's 413; the fast lane sees
     # only bodies within the limit.
     if fast_lane:

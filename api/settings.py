@@ -33,6 +33,9 @@ class ApiSettings:
     sse_keepalive_s: float = 15.0
     """An SSE comment line is sent this often so proxies keep idle streams open."""
 
+    dev_ui_dir: str | None = None
+    """A built web UI (google-adk's dev UI) to serve at /dev-ui/ on the API's origin; None: no UI."""
+
     @property
     def auth_enabled(self) -> bool:
         """True when bearer keys are configured; otherwise only loopback clients are served."""

@@ -1,0 +1,54 @@
+"""The app google-adk's dev UI drives in ``test_adk_dev_ui``: a payment tool held for a person's confirmation.
+
+The model is a ScriptedLlm: it calls ``pay`` once, then says what the tool answered. ``pay`` counts its side
+effect in Redis (``AGENTQ_REDIS_URL``) per invocation and call, so the test sees a double or a missing run.
+"""
+
+from __future__ import annotations
+
+import os
+
+from google.genai import types
+
+from runtime.agents import LlmAgent
+from runtime.apps import App
+from runtime.models import LlmRequest, ScriptedLlm
+from runtime.tools import FunctionTool, ToolContext
+
+AMOUNT = 100
+FINAL_TEXT = f"Paid {AMOUNT} euros after your approval."
+
+
+def payments_key(invocation_id: str) -> str:
+    """Hash: ``call_id`` -> how many times ``pay`` ran for that call."""
+    return f"test:dev_ui:payments:{invocation_id}"
+
+
+def pay(amount: int, tool_context: ToolContext) -> dict:
+    """Pay an amount of euros (a person confirms each payment first)."""
+    import redis
+
+    with redis.Redis.from_url(os.environ["AGENTQ_REDIS_URL"]) as client:
+        client.hincrby(payments_key(tool_context.invocation_id), tool_context.function_call_id, 1)
+    return {"paid": amount}
+
+
+def _pay_turn(request: LlmRequest):
+    """Call pay once; when its answer is in, say what happened."""
+    answers = [
+        part.function_response
+        for content in request.contents
+        for part in content.parts or ()
+        if part.function_response is not None and part.function_response.name == "pay"
+    ]
+    if not answers:
+        return types.FunctionCall(name="pay", args={"amount": AMOUNT})
+    result = answers[-1].response or {}
+    return FINAL_TEXT if result.get("paid") == AMOUNT else f"Not paid: {result}"
+
+
+confirm_app = App(name="confirm_payment", root_agent=LlmAgent(
+    name="cashier", model=ScriptedLlm(responder=_pay_turn),
+    instruction="Pay what the user asks for with the pay tool.",
+    tools=[FunctionTool(pay, require_confirmation=True)],
+))

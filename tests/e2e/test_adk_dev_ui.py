@@ -1,0 +1,196 @@
+"""google-adk's own dev UI, served by ``agentq api --dev-ui-dir``, approves a tool call in a real browser.
+
+The dev UI (the Angular app bundled in the google-adk package, installed in bench/.adk-venv; agentq never
+imports google-adk) runs in headless Chromium against real ``agentq api`` and ``agentq worker`` processes and
+a real redis-server. A scripted model calls ``pay``, a tool declared ``require_confirmation=True``; the run
+parks on an ``adk_request_confirmation`` call; the UI shows its confirmation form; the test ticks "Confirmed"
+and submits, as a person would. The UI sends the answer to POST /run_sse as a functionResponse, the parked
+invocation resumes under its own id, ``pay`` runs once and the model's final text shows in the page.
+
+Screenshots of each step go to the test's tmp dir (the path is printed; see them with ``pytest -s``).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from agentq.local_stack import LocalStack
+
+from .browser import headless_chromium, unavailable
+from .dev_ui_apps import AMOUNT, FINAL_TEXT, payments_key
+
+APP = "confirm_payment"
+USER = "user"  # the dev UI's user id
+CONFIRMATION = "adk_request_confirmation"
+WAIT_S = 30
+
+
+@pytest.fixture(scope="module")
+def dev_ui_dir() -> Path:
+    """google-adk's bundled dev UI (static files), from the pinned google-adk in bench/.adk-venv."""
+    from bench.adk_env import VENV, ensure_adk_venv
+
+    try:
+        ensure_adk_venv()
+    except Exception as exc:  # no network to PyPI, pip failed
+        unavailable(f"cannot install google-adk into {VENV} for its dev UI: {exc}")
+    found = sorted(VENV.glob("lib/python3*/site-packages/google/adk/cli/browser/index.html"))
+    if not found:
+        unavailable(f"google-adk in {VENV} has no bundled dev UI (google/adk/cli/browser)")
+    return found[0].parent
+
+
+@pytest.fixture(scope="module")
+def ui_stack(tmp_path_factory, dev_ui_dir):
+    """redis-server + a worker + the API serving the dev UI; no keys, as the UI sends none (loopback only)."""
+    stack = LocalStack(
+        tmp_path_factory.mktemp("dev-ui"), apps=["examples.weather:app", "tests.e2e.dev_ui_apps:confirm_app"],
+        extra_env={"AGENTQ_DEV_UI_DIR": str(dev_ui_dir), "GOOGLE_API_KEY": "", "GEMINI_API_KEY": ""},
+    )
+    with stack:
+        yield stack
+
+
+@pytest.fixture
+def browser(tmp_path):
+    """Headless Chromium with a fresh profile."""
+    driver = headless_chromium(tmp_path / "chromium-profile")
+    yield driver
+    driver.quit()
+
+
+class Page:
+    """The dev UI in the browser, with screenshots of the steps."""
+
+    def __init__(self, driver, shots: Path):
+        from selenium.webdriver.support.ui import WebDriverWait
+
+        self.driver = driver
+        self.shots = shots
+        self.wait = WebDriverWait(driver, WAIT_S)
+
+    def shoot(self, name: str) -> None:
+        self.driver.save_screenshot(str(self.shots / f"{name}.png"))
+
+    def find(self, xpath: str):
+        """The first visible element at ``xpath``, once there is one."""
+        from selenium.webdriver.common.by import By
+        from selenium.webdriver.support import expected_conditions as ec
+
+        return self.wait.until(ec.visibility_of_element_located((By.XPATH, xpath)))
+
+    def text(self) -> str:
+        """Everything the page shows, as text."""
+        return self.driver.find_element("tag name", "body").text
+
+
+def _has_class(name: str) -> str:
+    return f"contains(concat(' ', normalize-space(@class), ' '), ' {name} ')"
+
+
+def _wait_for(predicate, what: str, timeout: float = WAIT_S):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def _payments(stack: LocalStack, invocation_id: str) -> dict[str, str]:
+    import redis
+
+    with redis.Redis.from_url(stack.redis.url, decode_responses=True) as client:
+        return client.hgetall(payments_key(invocation_id))
+
+
+@pytest.mark.timeout(900)  # a fresh machine installs Chromium and google-adk first
+def test_the_adk_dev_ui_approves_a_confirmation_and_the_parked_invocation_resumes_once(
+    ui_stack, browser, tmp_path
+):
+    shots = tmp_path / "screenshots"
+    shots.mkdir()
+    print(f"dev UI screenshots: {shots}")
+    with httpx.Client(base_url=ui_stack.base_url, timeout=10) as http:
+        _approve_in_the_dev_ui(ui_stack, Page(browser, shots), http)
+
+
+def _approve_in_the_dev_ui(stack: LocalStack, page: Page, http: httpx.Client) -> None:
+    from selenium.webdriver.common.keys import Keys
+
+    # Pick the app in the UI's app selector, as a person would.
+    page.driver.get(stack.base_url + "/dev-ui/")
+    page.find(f"//button[{_has_class('selector-button')}]").click()
+    page.find(f"//button[{_has_class('app-selector-item')}][.//span[normalize-space()='{APP}']]").click()
+    page.find(f"//button[{_has_class('selector-button')}][.//span[normalize-space()='{APP}']]")
+    page.shoot("1-app-picked")
+
+    box = page.find(f"//textarea[{_has_class('chat-input-box')}]")
+    box.send_keys(f"Please pay {AMOUNT} euros")
+    box.send_keys(Keys.ENTER)
+
+    # The run parks on the confirmation request and the UI shows its confirmation form.
+    form = page.find(f"//div[{_has_class('confirmation-container')}]")
+    parked = _wait_for(
+        lambda: http.get(f"/apps/{APP}/users/{USER}/invocations", params={"status": "parked"}).json()["invocations"],
+        "the invocation to park",
+    )
+    page.shoot("2-confirmation-form")
+    assert len(parked) == 1
+    invocation_id, session_id = parked[0]["invocationId"], parked[0]["sessionId"]
+    events = http.get(f"/apps/{APP}/users/{USER}/sessions/{session_id}").json()["events"]
+    asking = next(e for e in events if _calls(e, CONFIRMATION))
+    pay_call = next(call for event in events for call in _calls(event, "pay"))
+    request = _calls(asking, CONFIRMATION)[0]
+    assert [c["id"] for c in parked[0]["pendingCalls"]] == [request["id"]] == asking["longRunningToolIds"]
+    assert request["args"]["originalFunctionCall"] == {"id": pay_call["id"], "name": "pay", "args": {"amount": AMOUNT}}
+    assert request["args"]["toolConfirmation"]["confirmed"] is False
+    hint = request["args"]["toolConfirmation"]["hint"]
+    assert hint and hint in form.text and "Confirmed" in form.text
+    assert _payments(stack, invocation_id) == {}  # held: pay has not run
+
+    # Approve in the UI's own form: tick "Confirmed", then Submit.
+    checkbox = form.find_element("xpath", ".//input[@type='checkbox']")
+    checkbox.click()
+    assert checkbox.is_selected()
+    page.shoot("3-confirmed-ticked")
+    form.find_element("xpath", f".//button[{_has_class('form-submit-button')}]").click()
+
+    page.find(f"//*[normalize-space()='{FINAL_TEXT}']")
+    status = _wait_for(lambda: _settled(http, invocation_id), "the invocation to settle")
+    page.shoot("4-resumed-and-answered")
+
+    assert (status["status"], status["pendingCalls"]) == ("completed", [])
+    assert _payments(stack, invocation_id) == {pay_call["id"]: "1"}  # ran exactly once, for that call
+    events = http.get(f"/apps/{APP}/users/{USER}/sessions/{session_id}").json()["events"]
+    assert {e["invocationId"] for e in events} == {invocation_id}  # resumed under the same id
+    answers = [p["functionResponse"] for e in events if e["author"] == "user"
+               for p in e["content"]["parts"] if "functionResponse" in p]
+    assert [(a["id"], a["name"], _confirmation(a["response"])) for a in answers] == [
+        (request["id"], CONFIRMATION, {"confirmed": True, "payload": {"amount": AMOUNT}})]
+    texts = [p["text"] for e in events if e.get("content") for p in e["content"]["parts"] if p.get("text")]
+    assert texts == [f"Please pay {AMOUNT} euros", FINAL_TEXT]
+    assert page.text().count(FINAL_TEXT) == 1
+
+
+def _calls(event: dict, name: str) -> list[dict]:
+    parts = (event.get("content") or {}).get("parts") or []
+    return [p["functionCall"] for p in parts if (p.get("functionCall") or {}).get("name") == name]
+
+
+def _settled(http: httpx.Client, invocation_id: str) -> dict | None:
+    status = http.get(f"/invocations/{invocation_id}").json()
+    return status if status["status"] in ("completed", "failed", "cancelled") else None
+
+
+def _confirmation(response: dict) -> dict:
+    """The answer as sent: ADK's web client may wrap it as ``{"response": "<json>"}``."""
+    if set(response) == {"response"} and isinstance(response["response"], str):
+        return json.loads(response["response"])
+    return response
