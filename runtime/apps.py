@@ -9,6 +9,10 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from .agents.base_agent import BaseAgent
 from .errors import AppNotFoundError, UsageError
+from .plugins.base_plugin import BasePlugin
+
+# ADK App fields agentq does not implement yet: refused by name rather than accepted and ignored.
+UNSUPPORTED_ADK_FIELDS = ("events_compaction_config", "context_cache_config")
 
 
 class ResumabilityConfig(BaseModel):
@@ -22,9 +26,11 @@ class ResumabilityConfig(BaseModel):
 
 
 class App(BaseModel):
-    """An application: its name (the sessions' app_name) and its root agent.
+    """An application: its name (the sessions' app_name), its root agent, and the plugins every Runner of it
+    (in-process or in a worker) applies to all its agents, model and tool calls.
 
-    ``plugins`` is accepted for ADK compatibility and not used.
+    A field ADK's App has and agentq does not support yet (``events_compaction_config``,
+    ``context_cache_config``) raises UsageError naming it, as does any other unknown field.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
@@ -32,8 +38,17 @@ class App(BaseModel):
     name: str
     root_agent: BaseAgent
     description: str = ""
-    plugins: list[Any] = Field(default_factory=list)
+    plugins: list[BasePlugin] = Field(default_factory=list)
     resumability_config: ResumabilityConfig | None = None
+
+    def __init__(self, **data: Any):
+        # Checked before validation so the error names the field plainly instead of pydantic's "extra inputs".
+        for key in data:
+            if key in UNSUPPORTED_ADK_FIELDS:
+                raise UsageError(f"App field {key!r} is not supported by agentq yet; remove it from App(...)")
+            if key not in type(self).model_fields:
+                raise UsageError(f"App has no field {key!r} (its fields: {', '.join(type(self).model_fields)})")
+        super().__init__(**data)
 
     @field_validator("name")
     @classmethod

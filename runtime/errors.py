@@ -33,6 +33,10 @@ class InvalidAgentTreeError(UsageError):
     """Raised when an agent tree is malformed (duplicate names, an agent with two parents)."""
 
 
+class InvalidAgentConfigError(UsageError):
+    """Raised when an agent setting is given in the wrong place (tools or an instruction inside generate_content_config)."""
+
+
 class TransferNotAllowedError(UsageError):
     """Raised when an agent transfers to itself, to an unrelated agent, or where its disallow_transfer_* flags forbid."""
 

@@ -26,15 +26,17 @@ def function_call_event(session: Session, call_id: str | None) -> Event:
 def find_invocation_for_function_responses(session: Session, message: types.Content) -> str:
     """The id of the invocation whose calls ``message``'s FunctionResponses answer.
 
-    Raises FunctionCallNotFoundError naming the ids no committed call has, and InvalidMessageError when a
-    response has no id or the responses answer calls of different invocations.
+    A response without an id answers the one long-running call of its name still pending in the session
+    (any invocation); its id is filled in from that call, so the rest of the run sees an answered id.
+    Raises FunctionCallNotFoundError naming the ids no committed call has, and InvalidMessageError when an
+    id-less response matches no pending call or several (naming their ids), or the responses answer calls
+    of different invocations.
     """
     responses = [part.function_response for part in message.parts or [] if part.function_response]
     if not responses:
         raise InvalidMessageError("the message carries no function response")
-    for response in responses:
-        if not response.id:
-            raise InvalidMessageError(f"function response for {response.name!r} has no id; copy the call's id")
+    if not all(response.id for response in responses):
+        _fill_ids_by_name(session, responses)
     wanted = {response.id for response in responses}
     owners: dict[str, str] = {}
     for event in reversed(session.events):
@@ -55,15 +57,37 @@ def find_invocation_for_function_responses(session: Session, message: types.Cont
     return invocations[0]
 
 
+def _fill_ids_by_name(session: Session, responses: list[types.FunctionResponse]) -> None:
+    """Give each id-less response the id of the one pending long-running call of its name."""
+    pending = _pending_calls(session, None).values()
+    taken = {response.id for response in responses if response.id}
+    for response in responses:
+        if response.id:
+            continue
+        ids = [call.id for call in pending if call.name == response.name and call.id not in taken]
+        if len(ids) != 1:
+            found = f"pending calls of that name: {ids!r}" if ids else "no long-running call of that name is pending"
+            raise InvalidMessageError(
+                f"function response for {response.name!r} has no id and {found}; copy the call's id"
+            )
+        response.id = ids[0]
+        taken.add(ids[0])
+
+
 def pending_long_running_calls(session: Session, invocation_id: str) -> list[types.FunctionCall]:
     """The long-running calls of ``invocation_id`` still waiting for a final answer, in call order.
 
     A call is answered for good by a client FunctionResponse (a user event) without ``will_continue``;
     what the tool itself returned (a ticket, "pending") and ``will_continue`` updates leave it pending.
     """
+    return list(_pending_calls(session, invocation_id).values())
+
+
+def _pending_calls(session: Session, invocation_id: str | None) -> dict[str, types.FunctionCall]:
+    """Pending long-running calls by id, of one invocation or (``None``) of the whole session."""
     pending: dict[str, types.FunctionCall] = {}
     for event in session.events:
-        if event.invocation_id != invocation_id:
+        if invocation_id is not None and event.invocation_id != invocation_id:
             continue
         if event.long_running_tool_ids:
             for call in event.get_function_calls():
@@ -73,7 +97,7 @@ def pending_long_running_calls(session: Session, invocation_id: str) -> list[typ
             for response in event.get_function_responses():
                 if not response.will_continue:
                     pending.pop(response.id, None)
-    return list(pending.values())
+    return pending
 
 
 def _can_transfer_back(agent: BaseAgent) -> bool:

@@ -21,9 +21,17 @@ from .agents.invocation_context import InvocationContext, InvocationRun, new_inv
 from .agents.llm_agent import LlmAgent
 from .agents.run_config import RunConfig
 from .artifacts import BaseArtifactService, InMemoryArtifactService
-from .errors import InvalidAgentTreeError, InvalidMessageError, InvocationNotFoundError, SessionNotFoundError
+from .errors import (
+    InvalidAgentTreeError,
+    InvalidMessageError,
+    InvocationNotFoundError,
+    SessionNotFoundError,
+    UsageError,
+)
 from .events import Event, EventActions
 from .flows import confirmation
+from .plugins import BasePlugin, PluginManager
+from .plugins.run_hooks import run_with_plugins
 from .routing import (
     agent_for_new_turn,
     already_committed,
@@ -51,6 +59,7 @@ class Runner:
     """Runs ``agent`` (or ``app.root_agent``) for the sessions of ``app_name`` in ``session_service``.
 
     ``tool_journal`` (optional) makes tool side effects survive a crash exactly once (see tools.tool_journal).
+    ``plugins`` (or ``app.plugins``; not both) run for every agent, model and tool call (see runtime.plugins).
     ``resumable`` commits workflow checkpoints (``agent_state``/``end_of_agent`` events) and pauses the whole
     invocation on a pending long-running call, as ADK's resumable apps do (an LlmAgent also commits its
     ``end_of_agent``). Default: ``app.resumability_config`` when an App is given; else a runner with a
@@ -71,8 +80,14 @@ class Runner:
         memory_service: Any = None,
         credential_service: Any = None,
         resumable: bool | None = None,
+        plugins: list[BasePlugin] | None = None,
+        plugin_close_timeout: float = 5.0,
     ):
         if app is not None:
+            if plugins is not None:
+                raise UsageError("When app is provided, plugins should not be provided and should be provided "
+                                 "in the app instead.")
+            plugins = app.plugins
             agent = agent or app.root_agent
             app_name = app_name or app.name
         if agent is None or not app_name:
@@ -83,6 +98,7 @@ class Runner:
         self.session_service = session_service
         self.artifact_service = artifact_service
         self.tool_journal = tool_journal
+        self.plugin_manager = PluginManager(plugins=plugins, close_timeout=plugin_close_timeout)
         config = app.resumability_config if app is not None else None
         adk_resumable = resumable if resumable is not None else bool(config and config.is_resumable)
         # ADK's resumable event shape only when asked for; a journaled (durable) runner is resumable anyway
@@ -92,7 +108,8 @@ class Runner:
         self._uncommitted: dict[tuple[str, str], Any] = {}
 
     async def close(self) -> None:
-        """Release resources (nothing to release in-process; kept for ADK compatibility)."""
+        """Close the plugins (the runner itself holds nothing else to release)."""
+        await self.plugin_manager.close()
 
     async def run_async(
         self,
@@ -148,6 +165,7 @@ class Runner:
             user_content=new_message or first_user_content(prior),
             run_config=run_config or RunConfig(),
             run=run,
+            plugin_manager=self.plugin_manager,
         )
         branch = None
         if responses:
@@ -156,7 +174,9 @@ class Runner:
             session.state.update({k: v for k, v in state_delta.items() if k.startswith(State.TEMP_PREFIX)})
         if new_message is not None and not already_committed(new_message, prior, bool(responses)):
             confirmation.check_answers(session.events, responses)
-            await self._commit(ctx, user_message_event(ctx.invocation_id, new_message, state_delta, branch))
+            message = await self._user_message(ctx, new_message, prior, responses)
+            if message is not None:
+                await self._commit(ctx, user_message_event(ctx.invocation_id, message, state_delta, branch))
         elif new_message is None and state_delta:
             await self._commit(ctx, Event(invocation_id=ctx.invocation_id, author="user",
                                           actions=EventActions(state_delta=dict(state_delta))))
@@ -164,6 +184,11 @@ class Runner:
         if agent is not self.agent:
             ctx.branch = branch_of(agent, prior)
         log.debug("invocation %s: running agent %r (resumed=%s)", ctx.invocation_id, agent.name, run.resumed)
+        if self.plugin_manager.plugins:
+            async with aclosing(run_with_plugins(ctx, agent, self._commit)) as events:
+                async for event in events:
+                    yield event
+            return
         async with aclosing(agent.run_async(ctx)) as events:
             async for event in events:
                 if not event.invocation_id:  # a custom agent's event: it belongs to this invocation
@@ -171,6 +196,22 @@ class Runner:
                 if not event.partial:
                     await self._commit(ctx, event)
                 yield event
+
+    async def _user_message(self, ctx: InvocationContext, message: types.Content, prior: list[Event],
+                            responses: list) -> types.Content | None:
+        """The message to commit once the plugins' on_user_message callbacks had their say; None when a
+        redelivered run finds what they made of it committed already."""
+        plugins = self.plugin_manager
+        if not plugins.has_callback("on_user_message_callback"):
+            return message
+        if not responses and any(e.author == "user" and e.content and not e.get_function_responses() for e in prior):
+            return None  # as ADK: an invocation's message is taken (and shown to the plugins) once
+        replaced = await plugins.run_on_user_message_callback(invocation_context=ctx, user_message=message)
+        if replaced is None:
+            return message
+        check_message(replaced)
+        ctx.user_content = replaced
+        return None if already_committed(replaced, prior, bool(responses)) else replaced
 
     async def _commit(self, ctx: InvocationContext, event: Event) -> None:
         await self.session_service.append_event(ctx.session, event)
@@ -219,6 +260,8 @@ class InMemoryRunner(Runner):
         app: App | None = None,
         tool_journal: BaseToolJournal | None = None,
         resumable: bool | None = None,
+        plugins: list[BasePlugin] | None = None,
+        plugin_close_timeout: float = 5.0,
     ):
         super().__init__(
             app_name=app_name or (app.name if app is not None else "InMemoryRunner"),
@@ -228,4 +271,6 @@ class InMemoryRunner(Runner):
             artifact_service=InMemoryArtifactService(),
             tool_journal=tool_journal,
             resumable=resumable,
+            plugins=plugins,
+            plugin_close_timeout=plugin_close_timeout,
         )

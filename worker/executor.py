@@ -56,6 +56,10 @@ class Executor:
         self.store = store
         self.runners = runners
         self.config = config
+        self._plugged_apps = frozenset(
+            name for name, runner in runners.items()
+            if runner.plugin_manager.has_callback("on_user_message_callback"))
+        """Apps whose Runner, not the claim, commits the user message: their plugins see it first."""
         self.active: dict[str, tuple[Claim, asyncio.Task]] = {}
         self._slots = asyncio.Semaphore(config.max_in_flight)
         self._lost: set[str] = set()
@@ -72,7 +76,8 @@ class Executor:
             await self.store.dispatch_next(invocation_id)
             return "draining"
         try:
-            claim = await lease.acquire(self.store, invocation_id, self.config.worker_name, self.config.lease_ttl_s)
+            claim = await lease.acquire(self.store, invocation_id, self.config.worker_name, self.config.lease_ttl_s,
+                                        self._plugged_apps)
         except BaseException:
             self._release()
             raise

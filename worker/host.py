@@ -71,7 +71,7 @@ class WorkerHost:
         artifacts = RedisArtifactService(self.redis_url)
         runners = {
             name: Runner(app_name=name, agent=app.root_agent, session_service=self.store.session_service,
-                         artifact_service=artifacts, tool_journal=journal)
+                         artifact_service=artifacts, tool_journal=journal, plugins=app.plugins)
             for name, app in self.apps.items()
         }
         return Executor(self.store, runners, self.config)

@@ -60,9 +60,13 @@ class Claim:
 
 
 async def acquire(
-    store: InvocationStore, invocation_id: str, worker: str, ttl_s: float = LEASE_TTL_S
+    store: InvocationStore, invocation_id: str, worker: str, ttl_s: float = LEASE_TTL_S,
+    plugged_apps: frozenset[str] = frozenset(),
 ) -> Claim | Refusal:
-    """Take the session lease for ``invocation_id`` if it is the queue head and no one holds it."""
+    """Take the session lease for ``invocation_id`` if it is the queue head and no one holds it.
+
+    ``plugged_apps``: apps whose plugins see (and may replace) the user message before it is committed; the
+    claim leaves a message prepared at enqueue to their Runner instead of committing it."""
     where = await store.locate(invocation_id)
     sessions = store.session_service
     claiming = asyncio.ensure_future(_ACQUIRE(store.mux, [
@@ -71,7 +75,8 @@ async def acquire(
         keys.session_fence(where.app, where.user, where.session),
         keys.session_stream(where.app, where.user, where.session),
         *commit_keys(where.app, where.user, where.session, app_apart=False),
-    ], [invocation_id, worker, int(ttl_s * 1000), time.time(), *sessions.stream_trim]))
+    ], [invocation_id, worker, int(ttl_s * 1000), time.time(), *sessions.stream_trim,
+        "0" if where.app in plugged_apps else "1"]))
     # The Runner's first read of the session rides right behind the claim (scheduled after it, so sent after it),
     # so it sees the user's message if the claim committed it.
     sessions.prefetch(app_name=where.app, user_id=where.user, session_id=where.session)

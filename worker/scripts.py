@@ -43,7 +43,8 @@ return {n, entry}
 
 ACQUIRE = _STATUS + COMMIT_FUNCTION + """
 -- KEYS: record, queue, lease, fence, stream, then the session's commit keys (redis_store.session_layout)
--- ARGV: invocation_id, worker, lease_ms, now, then the stream trimming args (maxlen, slack, max_age_ms)
+-- ARGV: invocation_id, worker, lease_ms, now, then the stream trimming args (maxlen, slack, max_age_ms),
+--       then '0' when the app's plugins must see the user message first (the Runner commits it), else '1'
 -- A user message prepared at enqueue ('first_commit') is committed here, in the claim's own step: the Runner
 -- then finds it committed (as after a crash right after that commit) and goes straight on.
 local status = redis.call('HGET', KEYS[1], 'status')
@@ -61,10 +62,12 @@ status_entry(KEYS[5], ARGV[1], cjson.encode({status = 'running', detail = {attem
 local prepared = redis.call('HGET', KEYS[1], 'first_commit')
 if prepared then
   redis.call('HDEL', KEYS[1], 'first_commit')
-  local p = cjson.decode(prepared)
-  local args = {'', '', p[1], p[2], ARGV[1], ARGV[5], ARGV[6], ARGV[7]}
-  for j = 3, #p do args[#args + 1] = p[j] end
-  commit_event({unpack(KEYS, 6)}, args)
+  if ARGV[8] ~= '0' then
+    local p = cjson.decode(prepared)
+    local args = {'', '', p[1], p[2], ARGV[1], ARGV[5], ARGV[6], ARGV[7]}
+    for j = 3, #p do args[#args + 1] = p[j] end
+    commit_event({unpack(KEYS, 6)}, args)
+  end
 end
 return {'ok', token, redis.call('HGETALL', KEYS[1]), status}
 """

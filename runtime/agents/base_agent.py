@@ -96,6 +96,9 @@ class BaseAgent(BaseModel):
             if event is not None:
                 yield event
         except Exception as exc:
+            if ctx.plugin_manager.has_callback("on_agent_error_callback"):
+                await ctx.plugin_manager.run_on_agent_error_callback(
+                    agent=self, callback_context=CallbackContext(ctx), error=exc)
             if ctx.run.failed or not failures.is_reportable(exc):
                 raise
             ctx.run.failed = True
@@ -108,10 +111,20 @@ class BaseAgent(BaseModel):
         yield  # pragma: no cover - makes this an async generator
 
     async def _agent_callback_event(self, ctx: InvocationContext, callbacks: Callbacks, *, end: bool) -> Event | None:
-        if not callbacks:
+        """The event of the before (``end=True``) or after agent callbacks: the plugins' first, then the agent's
+        own unless a plugin answered; they share one context, so all their state changes land in the event."""
+        plugins = ctx.plugin_manager
+        hook = "before_agent_callback" if end else "after_agent_callback"
+        plugged = plugins.has_callback(hook)
+        if not callbacks and not plugged:
             return None
         callback_context = CallbackContext(ctx)
-        content = await first_answer(callbacks, callback_context=callback_context)
+        content = None
+        if plugged:
+            run_hook = plugins.run_before_agent_callback if end else plugins.run_after_agent_callback
+            content = await run_hook(agent=self, callback_context=callback_context)
+        if content is None and callbacks:
+            content = await first_answer(callbacks, callback_context=callback_context)
         if isinstance(content, types.Content):
             ctx.end_invocation = end
             return Event(

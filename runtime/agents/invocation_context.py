@@ -10,6 +10,7 @@ from google.genai import types
 
 from ..errors import AgentNotFoundError, LlmCallsLimitExceededError
 from ..events import Event
+from ..plugins.plugin_manager import PluginManager
 from .run_config import RunConfig
 
 if TYPE_CHECKING:
@@ -83,6 +84,8 @@ class InvocationContext:
     run_config: RunConfig = field(default_factory=RunConfig)
     branch: str | None = None
     end_invocation: bool = False
+    plugin_manager: PluginManager = field(default_factory=PluginManager)
+    """The Runner's plugins; agents, flows and tools call them through it."""
     run: InvocationRun = None  # type: ignore[assignment]  # built in __post_init__ when not given
 
     def __post_init__(self) -> None:

@@ -9,12 +9,13 @@ from typing import Any, Literal
 from google.genai import types
 from pydantic import BaseModel, PrivateAttr
 
-from ..errors import UsageError
+from ..errors import InvalidAgentConfigError, UsageError
 from ..events import Event
 from ..models.base_llm import BaseLlm
 from .base_agent import BaseAgent
 from .callbacks import Callbacks, as_list
 from .invocation_context import InvocationContext
+from .readonly_context import ReadonlyContext
 
 InstructionProvider = Callable[..., Any]
 """A callable taking a ReadonlyContext and returning the instruction (str, or an awaitable of str)."""
@@ -47,6 +48,14 @@ class LlmAgent(BaseAgent):
     after_tool_callback: Callbacks = None
 
     _cache: _Cache = PrivateAttr(default_factory=lambda: _Cache())
+
+    def __init__(self, **data: Any):
+        # Checked before BaseAgent links the sub-agents (a refused agent must not become their parent), and
+        # outside pydantic so the caller gets our error rather than a ValidationError wrapping it.
+        config = data.get("generate_content_config")
+        if config is not None:
+            _check_generate_content_config(types.GenerateContentConfig.model_validate(config))
+        super().__init__(**data)
 
     def _c(self) -> _Cache:
         # Straight to pydantic's private dict: attribute access on private attrs goes through a slow __getattr__.
@@ -91,6 +100,19 @@ class LlmAgent(BaseAgent):
             if not self.disallow_transfer_to_peers:
                 targets.extend(peer for peer in parent.sub_agents if peer is not self)
         return targets
+
+    async def canonical_instruction(self, ctx: ReadonlyContext) -> tuple[str, bool]:
+        """``(instruction, bypass_state_injection)``: the string instruction as written (templated later), or
+        what the InstructionProvider returns for ``ctx`` (used verbatim, so the flag is True)."""
+        from ..flows.instructions import canonical
+
+        return await canonical(self.instruction, ctx)
+
+    async def canonical_global_instruction(self, ctx: ReadonlyContext) -> tuple[str, bool]:
+        """``(global_instruction, bypass_state_injection)``, as ``canonical_instruction`` does for ``instruction``."""
+        from ..flows.instructions import canonical
+
+        return await canonical(self.global_instruction, ctx)
 
     async def canonical_tools(self, ctx: Any = None) -> list[Any]:
         """The tools as BaseTool instances (ADK's name for ``tools_dict().values()``)."""
@@ -186,6 +208,30 @@ class LlmAgent(BaseAgent):
             so_far += text
             event.actions.state_delta[self.output_key] = so_far
         return so_far
+
+
+def _check_generate_content_config(config: types.GenerateContentConfig) -> None:
+    """Refuse settings that have their own LlmAgent argument (ADK's wording, so its users recognise it)."""
+    if config.tools:
+        raise InvalidAgentConfigError(
+            "All tools must be set via LlmAgent.tools, not via generate_content_config.tools. "
+            "Move your tools to the LlmAgent(tools=[...]) parameter."
+        )
+    if config.system_instruction:
+        raise InvalidAgentConfigError(
+            "System instruction must be set via LlmAgent.instruction, not via "
+            "generate_content_config.system_instruction. Move your instruction to LlmAgent(instruction=\"...\")."
+        )
+    if config.response_schema:
+        raise InvalidAgentConfigError(
+            "Response schema must be set via LlmAgent.output_schema, not via "
+            "generate_content_config.response_schema. Move your schema to LlmAgent(output_schema=...)."
+        )
+    if config.http_options and config.http_options.base_url:
+        raise InvalidAgentConfigError(
+            "Base URL is a transport setting and must be set on the model or its client, not via "
+            "LlmAgent.generate_content_config.http_options.base_url."
+        )
 
 
 @dataclass

@@ -2,7 +2,8 @@
 
 Rules (as the reference runtime applies them): events of other branches are left out; another agent's
 words become a user-role "For context:" message; function responses are moved right after their call
-(several answers to one call collapse into the latest); client-made call ids (``adk-...``) are not sent.
+(several answers to one call collapse into the latest); client-made call ids (``adk-...``) are not sent;
+tool-confirmation traffic and an AgentTool's calls re-issued to the client (proxy events) are not shown.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from google.genai import types
 from ..events import Event
 from ..events.tool_confirmation import REQUEST_CONFIRMATION_FUNCTION_CALL_NAME
 from . import _fast
+from .agent_tool_pause import is_proxy_event
 
 CLIENT_CALL_ID_PREFIX = "adk-"
 
@@ -148,8 +150,8 @@ def _without_confirmations(event: Event) -> Event | None:
 
 def retold(event: Event, agent_name: str, branch: str | None) -> Event | None:
     """``event`` as ``agent_name`` on ``branch`` is shown it, or None when it is left out."""
-    if _is_empty(event) or not _belongs_to_branch(branch, event):
-        return None
+    if _is_empty(event) or not _belongs_to_branch(branch, event) or is_proxy_event(event):
+        return None  # a proxy event's answers are left out with it (an answer is shown after its call)
     event = _without_confirmations(event)
     if event is None:
         return None

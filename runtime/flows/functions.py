@@ -16,7 +16,7 @@ from ..events import Event, EventActions, ToolConfirmation
 from ..tools.agent_tool import AgentTool
 from ..tools.tool_context import ToolContext
 from ..tools.tool_journal import NO_RESPONSE, in_doubt_error
-from . import _fast, confirmation
+from . import _fast, agent_tool_pause, confirmation
 from .contents import CLIENT_CALL_ID_PREFIX
 
 if TYPE_CHECKING:
@@ -47,8 +47,10 @@ def unknown_tool_error(name: str, tools: dict[str, BaseTool]) -> dict[str, str]:
     }
 
 
-Confirmations = dict[str, tuple[types.FunctionCall, ToolConfirmation, str]]
-"""Original call id -> (the call, the person's answer, the id of the confirmation call it answered)."""
+Confirmations = dict[str, tuple[types.FunctionCall, ToolConfirmation | None, str]]
+"""Original call id -> (the call, the person's answer, the id of the confirmation call it answered). An
+AgentTool call whose agent paused runs again with no answer of its own, keyed by the client message that
+answered the agent's calls (see ``agent_tool_pause``)."""
 
 
 async def run_calls(
@@ -60,7 +62,8 @@ async def run_calls(
     Long-running tools that return None add no part; when no call has an answer there is no answer event.
     A crashing tool fails the invocation: the answers of the other calls come first, then an error event.
     Calls held for a person's confirmation add an ``adk_request_confirmation`` event (see ``confirmation``);
-    ``confirmations`` carries the answers when held calls run again.
+    ``confirmations`` carries the answers when held calls run again. An AgentTool call whose agent pauses
+    gets no answer but a proxy event, last (see ``agent_tool_pause``).
     """
     confirmations = confirmations or {}
     if len(calls) == 1:
@@ -69,6 +72,7 @@ async def run_calls(
         answers = await asyncio.gather(
             *(_run_one(agent, ctx, call, tools, confirmations.get(call.id)) for call in calls)
         )
+    answers, paused = agent_tool_pause.set_aside(ctx, agent.name, calls, answers)
     events = []
     parts = [part for answer_parts, _, _ in answers for part in answer_parts]
     if parts:
@@ -83,6 +87,7 @@ async def run_calls(
         requests = events[-1].actions.requested_tool_confirmations
         if requests:
             events = _with_confirmation_request(ctx, agent.name, calls, events[-1], requests)
+    events.extend(paused)  # long-running, so final: they end the step
     crash = next((crash for _, _, crash in answers if crash is not None), None)
     if crash is not None:
         ctx.run.failed = True
@@ -119,7 +124,7 @@ def merge_actions(all_actions: list[EventActions]) -> EventActions:
 
 async def _run_one(
     agent: LlmAgent, ctx: InvocationContext, call: types.FunctionCall, tools: dict[str, BaseTool],
-    confirmed: tuple[types.FunctionCall, ToolConfirmation, str] | None = None,
+    confirmed: tuple[types.FunctionCall, ToolConfirmation | None, str] | None = None,
 ) -> tuple[list[types.Part], EventActions, Exception | None]:
     """The parts answering ``call`` (none while a long-running tool has nothing yet), its actions, its crash."""
     tool_context = ToolContext(ctx, function_call_id=call.id, tool_confirmation=confirmed and confirmed[1])
@@ -136,6 +141,9 @@ async def _run_one(
             return [], tool_context.actions, response.error
         if tool.is_long_running and not response:  # nothing yet: the client will answer later
             return [], tool_context.actions, None
+        paused = agent_tool_pause.paused_calls(response)
+        if paused is not None:  # an AgentTool's agent waits for a client: no answer yet, see set_aside
+            return agent_tool_pause.proxy_parts(paused), tool_context.actions, None
     shown = response
     if not isinstance(response, dict):
         response = {"result": response}
@@ -174,7 +182,8 @@ async def _journaled(agent, ctx, tool, call, tool_context, journal_id) -> Any:
             tool_context.actions.__dict__.update(actions.__dict__)  # what the tool asked for (transfer, state)
             return response
         response = await _invoke(agent, tool, call, tool_context)
-        if not isinstance(response, _Crash):
+        # not a paused AgentTool's answer: no response event will clear it, and its next run must resume
+        if not isinstance(response, _Crash) and not agent_tool_pause.is_paused(response):
             ctx.run.uncommitted[key] = (response, tool_context.actions)
         return response
     previous = await journal.begin(ctx.invocation_id, journal_id, tool.name)
@@ -212,18 +221,36 @@ def _reused(stored: dict[str, Any], tool_context: ToolContext) -> Any:
 
 
 async def _invoke(agent, tool, call, tool_context) -> Any:
-    """Callbacks around the tool; a crash is returned as a _Crash (the invocation then fails)."""
+    """Callbacks around the tool, the plugins' before the agent's own (which a plugin's answer skips); a crash
+    that no on_tool_error plugin answers is returned as a _Crash (the invocation then fails)."""
     args = copy.deepcopy(call.args) if call.args else {}  # the committed call must not change under the tool
+    plugins = tool_context.invocation_context.plugin_manager
     try:
         response = None
-        if agent.before_tool_callback:  # skipped when absent: a coroutine per call for nothing
+        if plugins.has_callback("before_tool_callback"):
+            response = await plugins.run_before_tool_callback(tool=tool, tool_args=args, tool_context=tool_context)
+        if response is None and agent.before_tool_callback:  # skipped when absent: a coroutine per call for nothing
             response = await first_answer(agent.before_tool_callback, tool=tool, args=args, tool_context=tool_context)
         if response is None:
-            response = await confirmation.gate(tool, args, tool_context)
-        if response is None:
-            response = await tool.run_async(args=args, tool_context=tool_context)
+            try:
+                response = await confirmation.gate(tool, args, tool_context)
+                if response is None:
+                    response = await tool.run_async(args=args, tool_context=tool_context)
+            except Exception as exc:
+                # what the tool raised, not infrastructure (a lost lease): only that may a plugin answer for
+                if not failures.is_reportable(exc) or not plugins.has_callback("on_tool_error_callback"):
+                    raise
+                response = await plugins.run_on_tool_error_callback(
+                    tool=tool, tool_args=args, tool_context=tool_context, error=exc)
+                if response is None:
+                    raise
+        if agent_tool_pause.is_paused(response):
+            return response  # the agent has not answered yet: the after-tool callbacks see its answer then
         altered = None
-        if agent.after_tool_callback:
+        if plugins.has_callback("after_tool_callback"):
+            altered = await plugins.run_after_tool_callback(
+                tool=tool, tool_args=args, tool_context=tool_context, result=response)
+        if altered is None and agent.after_tool_callback:
             altered = await first_answer(
                 agent.after_tool_callback, tool=tool, args=args, tool_context=tool_context, tool_response=response
             )

@@ -12,7 +12,8 @@ if TYPE_CHECKING:
     from ..agents.invocation_context import InvocationContext
     from ..agents.llm_agent import LlmAgent
 
-_PLACEHOLDER = re.compile(r"{+[^{}]*}+")
+# Braces after "$", "{" or a backslash are left alone, as ADK does: "${x}" and "\{x}" are not placeholders.
+_PLACEHOLDER = re.compile(r"(?<![${\\]){+[^{}]*}+")
 _PREFIXES = ("app", "user", "temp")
 
 
@@ -45,11 +46,13 @@ async def _replacement(placeholder: str, ctx: InvocationContext) -> str:
         name = name[:-1]
     if name.startswith("artifact."):
         filename = name.removeprefix("artifact.")
-        artifact = None
-        if ctx.artifact_service is not None:
-            artifact = await ctx.artifact_service.load_artifact(
-                app_name=ctx.app_name, user_id=ctx.user_id, session_id=ctx.session.id, filename=filename
-            )
+        if ctx.artifact_service is None:
+            # Even for {artifact.f?}: a runner without artifacts is a setup mistake, not a missing file.
+            # A plain ValueError, as ADK raises: the agent's run reports it as an error event.
+            raise ValueError("Artifact service is not initialized.")
+        artifact = await ctx.artifact_service.load_artifact(
+            app_name=ctx.app_name, user_id=ctx.user_id, session_id=ctx.session.id, filename=filename
+        )
         if artifact is None:
             if optional:
                 return ""
@@ -66,14 +69,25 @@ async def _replacement(placeholder: str, ctx: InvocationContext) -> str:
     raise KeyError(f"Context variable not found: `{name}` in agent {ctx.agent.name!r}.")
 
 
+async def canonical(instruction, readonly_context: ReadonlyContext) -> tuple[str, bool]:
+    """``(text, bypass_state_injection)``: a string as it is (to be templated), or what a callable
+    (InstructionProvider) returns, which is used verbatim."""
+    if not callable(instruction):
+        return instruction, False
+    text = instruction(readonly_context)
+    if inspect.isawaitable(text):
+        text = await text
+    return text, True
+
+
 async def resolve_instruction(instruction, ctx: InvocationContext) -> str:
     """A string instruction is templated; a callable (InstructionProvider) is called and used as is."""
-    if callable(instruction):
-        text = instruction(ReadonlyContext(ctx))
-        if inspect.isawaitable(text):
-            text = await text
+    if not instruction:
+        return ""
+    text, bypass = await canonical(instruction, ReadonlyContext(ctx))
+    if bypass:
         return text or ""
-    return await inject_session_state(instruction, ctx) if instruction else ""
+    return await inject_session_state(text, ctx)
 
 
 def identity(agent: LlmAgent) -> str:

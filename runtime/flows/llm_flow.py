@@ -8,14 +8,13 @@ from typing import TYPE_CHECKING
 from google.genai import types
 
 from ..agents.callback_context import CallbackContext
-from ..agents.callbacks import first_answer
 from ..agents.run_config import StreamingMode
 from ..errors import ModelError
 from ..events import Event, EventActions
 from ..models.llm_request import LlmRequest
 from ..models.llm_response import LlmResponse
 from ..sessions.base_session_service import set_fields
-from . import _fast, functions, resume_plan, transfer
+from . import _fast, functions, model_callbacks, resume_plan, transfer
 from .contents import build_contents
 from .contents_cache import ContentsCache
 from .instructions import system_instruction
@@ -60,6 +59,8 @@ async def run_flow(agent: LlmAgent, ctx: InvocationContext) -> AsyncGenerator[Ev
 async def build_request(agent: LlmAgent, ctx: InvocationContext) -> LlmRequest:
     """Instruction, tools and conversation for the next model call."""
     config = _fast.replace(agent.base_config())
+    # Per-agent billing slices, as ADK labels requests; a label the user set (even this one) is kept.
+    config.labels = {"adk_agent_name": agent.name, **(config.labels or {})}
     if agent.output_schema is not None:
         config.response_schema = agent.output_schema
         config.response_mime_type = "application/json"
@@ -77,7 +78,8 @@ async def build_request(agent: LlmAgent, ctx: InvocationContext) -> LlmRequest:
 def _contents(agent: LlmAgent, ctx: InvocationContext) -> list[types.Content]:
     """The conversation, built incrementally from the history unless the agent sees only the current turn, or
     has a before-model callback (it may edit the contents in place, and cached contents are reused)."""
-    if agent.include_contents == "none" or agent.before_model_callback:
+    if (agent.include_contents == "none" or agent.before_model_callback
+            or ctx.plugin_manager.has_callback("before_model_callback")):
         return build_contents(ctx.session.events, agent.name, ctx.branch,
                               current_turn_only=agent.include_contents == "none")
     key = (agent.name, ctx.branch)
@@ -90,7 +92,7 @@ def _contents(agent: LlmAgent, ctx: InvocationContext) -> list[types.Content]:
 async def _one_step(agent: LlmAgent, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
     request = await build_request(agent, ctx)
     template = _fast.event(invocation_id=ctx.invocation_id, author=agent.name, branch=ctx.branch)
-    has_callbacks = agent.before_model_callback or agent.after_model_callback
+    has_callbacks = agent.before_model_callback or agent.after_model_callback or ctx.plugin_manager.plugins
     callback_context = CallbackContext(ctx, event_actions=template.actions) if has_callbacks else None
     async for response in _responses(agent, ctx, request, callback_context):
         if not response.content and not response.error_code and not response.interrupted:
@@ -107,21 +109,24 @@ async def _one_step(agent: LlmAgent, ctx: InvocationContext) -> AsyncGenerator[E
 async def _responses(
     agent: LlmAgent, ctx: InvocationContext, request: LlmRequest, callback_context: CallbackContext | None
 ) -> AsyncGenerator[LlmResponse, None]:
-    """The model's answers with the model callbacks applied; a ModelError becomes an error answer."""
-    if agent.before_model_callback:
-        replaced = await first_answer(agent.before_model_callback, callback_context=callback_context,
-                                      llm_request=request)
+    """The model's answers with the model callbacks applied (the plugins' first, see flows.model_callbacks);
+    an error the plugins do not answer stays an error, and a ModelError becomes an error answer."""
+    plugins = ctx.plugin_manager
+    if agent.before_model_callback or plugins.has_callback("before_model_callback"):
+        replaced = await model_callbacks.before_model(agent, plugins, callback_context, request)
         if replaced is not None:
             yield replaced
             return
     ctx.increment_llm_call_count()
     stream = ctx.run_config.streaming_mode == StreamingMode.SSE
-    after = agent.after_model_callback
+    answers = agent.canonical_model.generate_content_async(request, stream=stream)
+    if plugins.has_callback("on_model_error_callback"):
+        answers = model_callbacks.answer_errors(answers, plugins, callback_context, request)
+    after = agent.after_model_callback or plugins.has_callback("after_model_callback")
     try:
-        async for response in agent.canonical_model.generate_content_async(request, stream=stream):
+        async for response in answers:
             if after:
-                altered = await first_answer(after, callback_context=callback_context, llm_response=response)
-                response = response if altered is None else altered
+                response = await model_callbacks.after_model(agent, plugins, callback_context, response)
             yield response
     except ModelError as exc:
         yield LlmResponse(error_code=exc.code or "MODEL_ERROR", error_message=str(exc))

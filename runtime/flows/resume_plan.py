@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING, Literal
 from google.genai import types
 
 from ..agents import resume
-from . import confirmation
+from ..events.tool_confirmation import REQUEST_CONFIRMATION_FUNCTION_CALL_NAME
+from . import agent_tool_pause, confirmation
 
 if TYPE_CHECKING:
     from ..agents.invocation_context import InvocationContext
@@ -25,7 +26,8 @@ class ResumePlan:
     calls: list[types.FunctionCall] = field(default_factory=list)
     target: str = ""
     confirmations: dict = field(default_factory=dict)
-    """For ``run_calls`` of calls a person just confirmed or rejected: see ``functions.Confirmations``."""
+    """For ``run_calls`` of calls a person just confirmed or rejected, or of AgentTool calls whose agent's
+    calls a client just answered: see ``functions.Confirmations``."""
 
 
 def plan(agent: LlmAgent, ctx: InvocationContext) -> ResumePlan:
@@ -52,12 +54,19 @@ def plan(agent: LlmAgent, ctx: InvocationContext) -> ResumePlan:
     if last.author == agent.name and last.actions.transfer_to_agent:
         return ResumePlan(kind="transfer", target=last.actions.transfer_to_agent)
     if last.author == agent.name and last.get_function_calls():
-        unanswered = [call for call in last.get_function_calls() if call.id not in answered]
+        # calls only a client answers never run here: confirmation requests, a proxy event's (see agent_tool_pause)
+        unanswered = [] if agent_tool_pause.is_proxy_event(last) else [
+            call for call in last.get_function_calls()
+            if call.id not in answered and call.name != REQUEST_CONFIRMATION_FUNCTION_CALL_NAME]
         if unanswered:
             return ResumePlan(kind="run_calls", calls=unanswered)
         return ResumePlan(kind="paused" if ctx.is_paused() else "call_model")
     if last.author == "user":
-        confirmations = confirmation.answered(mine, last)
+        own = [event for event in mine if not agent_tool_pause.is_proxy_event(event)]
+        confirmations = confirmation.answered(own, last)
+        # an AgentTool call whose agent's calls this message answers runs again (journaled once per message)
+        for call_id, call in agent_tool_pause.answered(mine, last).items():
+            confirmations[call_id] = (call, None, last.id)
         if confirmations:
             return ResumePlan(kind="run_calls", calls=[call for call, _, _ in confirmations.values()],
                               confirmations=confirmations)

@@ -3,9 +3,10 @@
 from .base_llm import BaseLlm
 from .llm_request import LlmRequest
 from .llm_response import LlmResponse
+from .registry import LLMRegistry
 from .scripted_llm import ScriptedLlm, call
 
-__all__ = ["BaseLlm", "Gemini", "LlmRequest", "LlmResponse", "ScriptedLlm", "call"]
+__all__ = ["BaseLlm", "Gemini", "LLMRegistry", "LlmRequest", "LlmResponse", "ScriptedLlm", "call"]
 
 
 def __getattr__(name: str):

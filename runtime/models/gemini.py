@@ -108,7 +108,10 @@ class Gemini(BaseLlm):
     ) -> AsyncGenerator[LlmResponse, None]:
         model = llm_request.model or self.model
         contents = _ensure_user_turn(llm_request.contents)
-        config = llm_request.config.model_copy(update={"automatic_function_calling": _NO_AFC})
+        update: dict = {"automatic_function_calling": _NO_AFC}
+        if llm_request.config.labels and not self.api_client.vertexai:
+            update["labels"] = None  # labels are a Vertex AI feature; the Gemini API (API key) does not take them
+        config = llm_request.config.model_copy(update=update)
         models = self.api_client.aio.models
         try:
             if not stream:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import logging
 import uuid
 from typing import Any
 
@@ -11,6 +12,9 @@ from ..events import Event
 from .base_session_service import BaseSessionService
 from .session import GetSessionConfig, ListSessionsResponse, Session, filter_events
 from .state import check_serialisable, split_by_scope
+
+log = logging.getLogger(__name__)
+_SYNC_DEPRECATED = "Deprecated. Please migrate to the async method."
 
 
 class InMemorySessionService(BaseSessionService):
@@ -30,6 +34,65 @@ class InMemorySessionService(BaseSessionService):
         state: dict[str, Any] | None = None,
         session_id: str | None = None,
     ) -> Session:
+        return self._create(app_name=app_name, user_id=user_id, state=state, session_id=session_id)
+
+    async def get_session(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        session_id: str,
+        config: GetSessionConfig | None = None,
+    ) -> Session | None:
+        return self._get(app_name=app_name, user_id=user_id, session_id=session_id, config=config)
+
+    async def list_sessions(self, *, app_name: str, user_id: str | None = None) -> ListSessionsResponse:
+        return self._list(app_name=app_name, user_id=user_id)
+
+    async def delete_session(self, *, app_name: str, user_id: str, session_id: str) -> None:
+        self._delete(app_name=app_name, user_id=user_id, session_id=session_id)
+
+    # --- ADK's synchronous variants (deprecated there too): same behaviour, for code that has no event loop ---
+
+    def create_session_sync(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        state: dict[str, Any] | None = None,
+        session_id: str | None = None,
+    ) -> Session:
+        """``create_session`` without awaiting."""
+        log.warning(_SYNC_DEPRECATED)
+        return self._create(app_name=app_name, user_id=user_id, state=state, session_id=session_id)
+
+    def get_session_sync(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        session_id: str,
+        config: GetSessionConfig | None = None,
+    ) -> Session | None:
+        """``get_session`` without awaiting."""
+        log.warning(_SYNC_DEPRECATED)
+        return self._get(app_name=app_name, user_id=user_id, session_id=session_id, config=config)
+
+    def list_sessions_sync(self, *, app_name: str, user_id: str | None = None) -> ListSessionsResponse:
+        """``list_sessions`` without awaiting."""
+        log.warning(_SYNC_DEPRECATED)
+        return self._list(app_name=app_name, user_id=user_id)
+
+    def delete_session_sync(self, *, app_name: str, user_id: str, session_id: str) -> None:
+        """``delete_session`` without awaiting."""
+        log.warning(_SYNC_DEPRECATED)
+        self._delete(app_name=app_name, user_id=user_id, session_id=session_id)
+
+    # --- storage ---
+
+    def _create(
+        self, *, app_name: str, user_id: str, state: dict[str, Any] | None, session_id: str | None
+    ) -> Session:
         session_id = (session_id or "").strip() or str(uuid.uuid4())
         by_user = self._sessions.setdefault(app_name, {}).setdefault(user_id, {})
         if session_id in by_user:
@@ -42,18 +105,13 @@ class InMemorySessionService(BaseSessionService):
         by_user[session_id] = stored
         return self._view(stored, None)
 
-    async def get_session(
-        self,
-        *,
-        app_name: str,
-        user_id: str,
-        session_id: str,
-        config: GetSessionConfig | None = None,
+    def _get(
+        self, *, app_name: str, user_id: str, session_id: str, config: GetSessionConfig | None
     ) -> Session | None:
         stored = self._sessions.get(app_name, {}).get(user_id, {}).get(session_id)
         return None if stored is None else self._view(stored, config)
 
-    async def list_sessions(self, *, app_name: str, user_id: str | None = None) -> ListSessionsResponse:
+    def _list(self, *, app_name: str, user_id: str | None) -> ListSessionsResponse:
         users = self._sessions.get(app_name, {})
         chosen = [users.get(user_id, {})] if user_id is not None else list(users.values())
         sessions = []
@@ -64,7 +122,7 @@ class InMemorySessionService(BaseSessionService):
                 sessions.append(view)
         return ListSessionsResponse(sessions=sessions)
 
-    async def delete_session(self, *, app_name: str, user_id: str, session_id: str) -> None:
+    def _delete(self, *, app_name: str, user_id: str, session_id: str) -> None:
         self._sessions.get(app_name, {}).get(user_id, {}).pop(session_id, None)
 
     async def append_event(self, session: Session, event: Event) -> Event:

@@ -7,24 +7,37 @@ from typing import TYPE_CHECKING, Any
 from google.genai import types
 
 from ..errors import AgentRunFailedError
+from ..flows import agent_tool_pause
+from ..routing import pending_long_running_calls
+from .agent_tool_session import ChildSession
 from .base_tool import BaseTool
 from .tool_context import ToolContext
 
 if TYPE_CHECKING:
     from ..agents.base_agent import BaseAgent
+    from ..agents.invocation_context import InvocationContext
+    from ..events import Event
+    from ..sessions import Session
 
 
 class AgentTool(BaseTool):
-    """Runs ``agent`` on the caller's request, in its own in-memory session seeded with a copy of the caller's
-    state; state changes are copied back, and the agent's final text is the result (``{"result": text}``).
+    """Runs ``agent`` on the caller's request, in a session of its own (one per call, on the caller's session
+    service, see ``agent_tool_session``) seeded with the caller's session state; state changes are copied
+    back, and the agent's final text is the result (``{"result": text}``). The session is deleted then.
+
+    When the agent pauses (a long-running call, a confirmation request), so does the caller: its client is
+    asked the agent's calls, and the answers resume the agent (see ``flows.agent_tool_pause``).
 
     ``skip_summarization=True`` makes the tool's response the caller's final answer (no second model call).
+    ``include_plugins`` (default True, as ADK) runs the caller's plugins for the wrapped agent's run too.
     """
 
-    def __init__(self, agent: BaseAgent, skip_summarization: bool = False, *, idempotent: bool = False):
+    def __init__(self, agent: BaseAgent, skip_summarization: bool = False, *, idempotent: bool = False,
+                 include_plugins: bool = True):
         super().__init__(name=agent.name, description=agent.description, idempotent=idempotent)
         self.agent = agent
         self.skip_summarization = skip_summarization
+        self.include_plugins = include_plugins
         self._declaration: types.FunctionDeclaration | None = None
 
     def _get_declaration(self) -> types.FunctionDeclaration:
@@ -48,42 +61,83 @@ class AgentTool(BaseTool):
         return self._declaration
 
     async def run_async(self, *, args: dict[str, Any], tool_context: ToolContext) -> Any:
-        from ..artifacts import InMemoryArtifactService
-        from ..runners import Runner
-        from ..sessions import InMemorySessionService
-
         if self.skip_summarization:
             tool_context.actions.skip_summarization = True
-        if getattr(self.agent, "input_schema", None) is not None:
-            request = self.agent.input_schema.model_validate(args).model_dump_json(exclude_none=True)
+        parent = tool_context.invocation_context
+        call_id = tool_context.function_call_id
+        child = ChildSession.of(parent, call_id)
+        session, existed = await child.open(parent.session_service, tool_context.state.to_dict())
+        waiting = pending_long_running_calls(session, child.invocation_id) if existed else []
+        if waiting:
+            ids = {call.id for call in waiting}
+            answers = [r for r in agent_tool_pause.answers_for(parent.run.events, call_id) if r.id in ids]
+            if not answers:  # nothing for the agent yet (or its answers are forwarded already): it still waits
+                return agent_tool_pause.paused(_not_yet_issued(waiting, parent))
+            message = types.Content(role="user", parts=[types.Part(function_response=r) for r in answers])
         else:
-            request = args.get("request")
+            # A repeated attempt at the call (after a crash) sends the request again: the Runner does not
+            # append it twice, and continues the agent's invocation from its committed events.
+            message = types.Content(role="user", parts=[types.Part(text=self._request(args))])
+        try:
+            last, long_running = await self._run_agent(child, message, tool_context)
+        except AgentRunFailedError:  # the call fails with it: nothing will resume this run of the agent
+            await child.delete(parent.session_service)
+            raise
+        if long_running or waiting:
+            session = await child.get(parent.session_service)
+            waiting = pending_long_running_calls(session, child.invocation_id) if session is not None else []
+            if waiting:
+                return agent_tool_pause.paused(_not_yet_issued(waiting, parent))
+        elif last is None and existed:  # it had answered before the caller's process stopped
+            last = _last_said(session, child.invocation_id)
+        await child.delete(parent.session_service)
+        return self._result(last)
+
+    def _request(self, args: dict[str, Any]) -> str:
+        """The user message the agent is run on, made from the caller's arguments."""
+        if getattr(self.agent, "input_schema", None) is not None:
+            return self.agent.input_schema.model_validate(args).model_dump_json(exclude_none=True)
+        request = args.get("request")
         if request is None:
             request = "" if not args else str(args if len(args) > 1 else next(iter(args.values())))
-        message = types.Content(role="user", parts=[types.Part(text=str(request))])
+        return str(request)
+
+    async def _run_agent(self, child: ChildSession, message: types.Content, tool_context: ToolContext
+                         ) -> tuple[Event | None, bool]:
+        """Run the agent on ``message`` in its session, copying its state changes to the caller's; its last
+        event with content, and whether it issued a long-running call."""
+        from ..artifacts import InMemoryArtifactService
+        from ..runners import Runner
+
         parent = tool_context.invocation_context
         runner = Runner(
-            app_name=self.agent.name,
+            app_name=child.app_name,
             agent=self.agent,
-            session_service=InMemorySessionService(),
+            session_service=parent.session_service,
             artifact_service=parent.artifact_service or InMemoryArtifactService(),
-        )
-        session = await runner.session_service.create_session(
-            app_name=self.agent.name, user_id="tmp_user", state=_persistable(tool_context.state.to_dict())
+            tool_journal=parent.tool_journal,  # the agent's own tools run at most once too
+            plugins=list(parent.plugin_manager.plugins) if self.include_plugins else None,
         )
         last = None
+        long_running = False
         async for event in runner.run_async(
-            user_id=session.user_id, session_id=session.id, new_message=message, run_config=parent.run_config
+            user_id=child.user_id, session_id=child.session_id, new_message=message,
+            invocation_id=child.invocation_id, run_config=parent.run_config,
         ):
             if event.partial:
                 continue
             if event.actions.state_delta:
                 tool_context.state.update(event.actions.state_delta)
+            long_running = long_running or bool(event.long_running_tool_ids)
             if event.content is not None:
                 last = event
             elif event.error_code:
                 # the agent's run failed: so does this call, as if the tool itself had raised
                 raise AgentRunFailedError(event.error_message or "", code=event.error_code)
+        return last, long_running
+
+    def _result(self, last: Event | None) -> Any:
+        """The agent's final text (parsed by its ``output_schema``, if any); '' when it said nothing."""
         if last is None or not last.content or not last.content.parts:
             return ""
         text = "\n".join(p.text for p in last.content.parts if p.text and not p.thought)
@@ -93,6 +147,12 @@ class AgentTool(BaseTool):
         return text
 
 
-def _persistable(state: dict[str, Any]) -> dict[str, Any]:
-    """temp: keys live only in the caller's invocation; the child session starts without them."""
-    return {key: value for key, value in state.items() if not key.startswith("temp:")}
+def _not_yet_issued(waiting: list[types.FunctionCall], parent: InvocationContext) -> list[types.FunctionCall]:
+    """The agent's pending calls the caller's client has not been asked yet (the others pend in the caller)."""
+    return [call for call in waiting if call.id not in parent.run.pending]
+
+
+def _last_said(session: Session, invocation_id: str) -> Event | None:
+    """The last event with content the agent committed in ``invocation_id``."""
+    return next((e for e in reversed(session.events)
+                 if e.invocation_id == invocation_id and e.author != "user" and e.content is not None), None)

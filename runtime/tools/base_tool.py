@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 from google.genai import types
 
 if TYPE_CHECKING:
+    from ..models.llm_request import LlmRequest
     from .tool_context import ToolContext
 
 
@@ -32,6 +33,13 @@ class BaseTool:
     async def check_require_confirmation(self, args: dict[str, Any], tool_context: ToolContext) -> bool:
         """True when this call must be confirmed by a person before it runs (never, unless overridden)."""
         return False
+
+    async def process_llm_request(self, *, tool_context: ToolContext, llm_request: LlmRequest) -> None:
+        """Add this tool to an outgoing request: its declaration, and itself under its name in ``tools_dict``.
+
+        For code that builds requests itself, as with ADK. The LlmAgent flow does not call it: it sends the
+        declarations of ``_get_declaration()``, built once per tool list."""
+        llm_request.append_tools([self])
 
     async def run_async(self, *, args: dict[str, Any], tool_context: ToolContext) -> Any:
         """Run the tool with the model's arguments; the result becomes the function response."""

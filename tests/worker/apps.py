@@ -13,7 +13,9 @@ from google.genai import types
 
 from runtime.agents import LlmAgent
 from runtime.apps import App
+from runtime.events import Event
 from runtime.models import LlmRequest, ScriptedLlm
+from runtime.plugins import BasePlugin
 from runtime.tools import FunctionTool, LongRunningFunctionTool, ToolContext, request_input
 
 _redis = None
@@ -250,3 +252,30 @@ def _asking_turn(request: LlmRequest):
 
 asking_app = App(name="asking", root_agent=LlmAgent(
     name="planner", model=ScriptedLlm(responder=_asking_turn), tools=[request_input]))
+
+
+# --- plugins: an App's plugins run in the worker ---------------------------------------------------------
+
+
+class _WorkerPlugin(BasePlugin):
+    """Shouts the user's message, answers get_weather itself, and stamps the agent's events."""
+
+    async def on_user_message_callback(self, *, invocation_context, user_message):
+        return types.Content(role="user", parts=[types.Part(text=user_message.parts[0].text.upper())])
+
+    async def before_tool_callback(self, *, tool, tool_args, tool_context):
+        return {"answered_by": self.name}
+
+    async def on_event_callback(self, *, invocation_context, event):
+        return Event(author=event.author, custom_metadata={"stamped_by": self.name})
+
+
+def _plugged_turn(request: LlmRequest):
+    responses = _responses(request)
+    if responses:
+        return f"tool said {responses[-1].response}"
+    return types.FunctionCall(name="get_weather", args={"city": request.contents[-1].parts[0].text})
+
+
+plugged_app = App(name="plugged", root_agent=LlmAgent(
+    name="plugged", model=ScriptedLlm(responder=_plugged_turn), tools=[get_weather]), plugins=[_WorkerPlugin("wp")])

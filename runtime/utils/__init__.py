@@ -1,0 +1,1 @@
+"""Helpers ADK users import from ``google.adk.utils``."""
