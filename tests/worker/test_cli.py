@@ -34,3 +34,36 @@ def test_enqueue_follow_and_respond_from_the_terminal_run_the_approval_flow(work
     assert (record["id"], record["status"], record["attempts"]) == (invocation_id, "completed", 2)
     assert [e["data"]["content"]["parts"][0].get("text") for e in resumed if e["kind"] == "event"
             and e["data"].get("content")][-1] == "Paid 100."
+
+
+def _parked_transfer(redis_url: str, user: str, amount: int) -> str:
+    [enqueued, *entries] = agentq(redis_url, "enqueue", "guarded", user, f"wire {amount}", "--follow")
+    assert [e["data"]["status"] for e in entries if e["kind"] == "status"][-1] == "parked"
+    return enqueued["invocationId"]
+
+
+def test_approve_and_reject_from_the_terminal_answer_a_tool_confirmation(workers, user):
+    approved = _parked_transfer(workers.redis_url, user, 500)
+    [answered, *resumed] = agentq(workers.redis_url, "approve", approved, "--follow")
+    assert answered == {"invocationId": approved, "status": "queued"}
+    texts = [p.get("text") for e in resumed if e["kind"] == "event" and e["data"].get("content")
+             for p in e["data"]["content"]["parts"]]
+    assert texts[-1] == "result: {'wired': 500}"
+
+    rejected = _parked_transfer(workers.redis_url, user, 600)
+    [answered, *resumed] = agentq(workers.redis_url, "reject", rejected, "--follow")
+    texts = [p.get("text") for e in resumed if e["kind"] == "event" and e["data"].get("content")
+             for p in e["data"]["content"]["parts"]]
+    assert texts[-1] == "result: {'error': 'This tool call is rejected.'}"
+
+
+def test_a_refused_answer_from_the_terminal_is_one_line_naming_the_problem(workers, user):
+    invocation_id = _parked_transfer(workers.redis_url, user, 700)
+    result = subprocess.run(
+        [sys.executable, "-m", "agentq.cli", "approve", invocation_id, "adk-not-a-call"], cwd=ROOT,
+        capture_output=True, text=True, timeout=60,
+        env={**os.environ, "AGENTQ_REDIS_URL": workers.redis_url, "PYTHONPATH": str(ROOT)})
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines() == [
+        f"agentq approve: CallNotPendingError: function call 'adk-not-a-call' is not pending on invocation "
+        f"{invocation_id!r} (never issued as a long-running call, or already answered)"]
