@@ -31,11 +31,12 @@ async def follow(http: httpx.AsyncClient, invocation_id: str, after: str | None 
     return frames
 
 
-async def claim(http: httpx.AsyncClient, session_id: str, text: str) -> tuple[str, list[SseFrame]]:
-    """Enqueue one reimbursement request and follow it until it settles."""
+async def claim(http: httpx.AsyncClient, session_id: str, text: str, app: str = "reimbursement"
+                ) -> tuple[str, list[SseFrame]]:
+    """Enqueue one request (a reimbursement claim by default) and follow it until it settles."""
     print(f"\n>>> user: {text}", flush=True)
     message = {"role": "user", "parts": [{"text": text}]}
-    response = await http.post(f"/apps/reimbursement/users/demo-user/sessions/{session_id}/invocations",
+    response = await http.post(f"/apps/{app}/users/demo-user/sessions/{session_id}/invocations",
                                json={"newMessage": message})
     response.raise_for_status()
     invocation_id = response.json()["invocationId"]
@@ -82,13 +83,7 @@ async def drive(base_url: str) -> int:
 async def transfer(http: httpx.AsyncClient, text: str, *, confirmed: bool) -> bool:
     """A transfer held by ADK's tool confirmation, then approved or rejected; True when it ended as it should."""
     session = (await http.post("/apps/transfers/users/demo-user/sessions")).json()
-    print(f"\n>>> user: {text}", flush=True)
-    message = {"role": "user", "parts": [{"text": text}]}
-    response = await http.post(f"/apps/transfers/users/demo-user/sessions/{session['id']}/invocations",
-                               json={"newMessage": message})
-    response.raise_for_status()
-    invocation_id = response.json()["invocationId"]
-    frames = await follow(http, invocation_id)
+    invocation_id, frames = await claim(http, session["id"], text, app="transfers")
     parked = (await http.get(f"/invocations/{invocation_id}")).json()
     confirmations = [call for call in parked["pendingCalls"] if call["kind"] == "confirmation"]
     if parked["status"] != "parked" or not confirmations:
