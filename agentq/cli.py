@@ -56,10 +56,17 @@ def _lazy(name: str):
 
 def main(argv: list[str] | None = None) -> int:
     """Parse ``argv`` and run the command; the process exit code."""
+    from runtime.errors import UsageError
+
     from .settings import Settings, ensure_redis
 
     args = build_parser().parse_args(argv)
-    settings = Settings.from_env()
+    try:
+        settings = Settings.from_env()
+    except UsageError as exc:  # refused at start, naming the setting
+        print(f"agentq {args.command}: {exc}", file=sys.stderr)
+        return 2
+    args.retention = settings.retention
     settings.redis_url = args.top_redis_url or settings.redis_url
     settings.data_dir = args.top_data_dir or settings.data_dir
     settings.log_level = (args.top_log_level or settings.log_level).upper()

@@ -26,6 +26,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "(loop: one thread handoff fewer; the dispatch watchdog covers a crash before the claim). "
                         "AGENTQ_HANDOFF, default loop")
     parser.add_argument("--name", default=None, help="worker name (default agentq-<host>-<pid>)")
+    parser.add_argument("--history-cache-mb", type=int, default=None,
+                        help="MiB of parsed session histories kept between invocations; 0 turns it off "
+                        "(AGENTQ_HISTORY_CACHE_MB, default 64)")
 
 
 def run(args: argparse.Namespace, settings) -> int:
@@ -46,11 +49,15 @@ def run(args: argparse.Namespace, settings) -> int:
     redis_url, embedded = ensure_redis(settings.redis_url, settings.data_dir)
     name = args.name or f"agentq-{socket.gethostname()}-{os.getpid()}"
     config = ExecutorConfig(worker_name=name, max_in_flight=args.concurrency or settings.concurrency)
+    history_mb = args.history_cache_mb if args.history_cache_mb is not None else settings.history_cache_mb
+    if history_mb is not None:
+        config.history_cache_bytes = history_mb * 1024 * 1024
     celery_app = make_celery(redis_url)
     broker_client.install()
     broker_writes.install()
     handoff = args.handoff or settings.handoff
-    host = worker_host.WorkerHost(redis_url, apps, config=config, wait_for_claim=handoff == "claim")
+    host = worker_host.WorkerHost(redis_url, apps, config=config, wait_for_claim=handoff == "claim",
+                                  retention=settings.retention)
     worker_host.install(host)
 
     @signals.worker_shutdown.connect(weak=False)

@@ -80,6 +80,7 @@ def build(args: argparse.Namespace, redis_url: str):
     from api import ApiSettings, create_app
     from api.services import redis_services
     from api.settings import load_keys
+    from worker.retention import RetentionPolicy
 
     settings = ApiSettings(
         app_names=app_names(app_specs(args)),
@@ -87,7 +88,8 @@ def build(args: argparse.Namespace, redis_url: str):
         max_body_bytes=args.max_body_bytes,
         dev_ui_dir=getattr(args, "dev_ui_dir", None),
     )
-    backed = redis_services(redis_url)
+    retention = getattr(args, "retention", None) or RetentionPolicy.from_env()
+    backed = redis_services(redis_url, retention=retention)
     return create_app(
         settings, backed.services, stats_provider=backed.stats_provider, on_shutdown=backed.aclose
     )
@@ -108,7 +110,11 @@ def run(args: argparse.Namespace) -> int:
     if embedded is not None:
         log.info("agentq api: no AGENTQ_REDIS_URL, started an embedded redis-server at %s", redis_url)
     try:
-        app = build(args, redis_url)
+        try:
+            app = build(args, redis_url)
+        except UsageError as exc:  # a setting that makes no sense: refused at start, naming it
+            log.error("agentq api: %s", exc)
+            return 2
         if not app.state.settings.auth_enabled and args.host not in ("127.0.0.1", "localhost", "::1"):
             log.warning("agentq api: bound to %s without API keys: non-loopback clients will get 403", args.host)
         # loop/http "auto" pick uvloop and httptools (both dependencies): ~0.2 ms less per /run_sse and ~10%

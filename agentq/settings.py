@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlparse
 
+from worker.retention import RetentionPolicy
+
 
 @dataclass(kw_only=True)
 class Settings:
@@ -30,10 +32,15 @@ class Settings:
     handoff: str = "loop"
     """When a run job is acknowledged: once its invocation is claimed, or once the event loop has it."""
     log_level: str = "INFO"
+    history_cache_mb: int | None = None
+    """Budget of a worker process's parsed session histories (None: the worker's default, see ExecutorConfig)."""
+    retention: RetentionPolicy = field(default_factory=RetentionPolicy)
+    """``AGENTQ_RETENTION_*`` and ``AGENTQ_PARK_TIMEOUT`` (see worker.retention); every process needs the same."""
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> Settings:
-        """Settings from ``AGENTQ_*`` variables (missing ones keep their defaults)."""
+        """Settings from ``AGENTQ_*`` variables (missing ones keep their defaults); UsageError naming a variable
+        whose value makes no sense."""
         env = os.environ if environ is None else environ
         return cls(
             redis_url=env.get("AGENTQ_REDIS_URL") or None,
@@ -44,6 +51,8 @@ class Settings:
             pool=env.get("AGENTQ_POOL", "solo"),
             handoff=env.get("AGENTQ_HANDOFF", "loop"),
             log_level=env.get("AGENTQ_LOG_LEVEL", "INFO").upper(),
+            history_cache_mb=int(env["AGENTQ_HISTORY_CACHE_MB"]) if env.get("AGENTQ_HISTORY_CACHE_MB") else None,
+            retention=RetentionPolicy.from_env(env),
         )
 
 

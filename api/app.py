@@ -16,8 +16,9 @@ from .errors import install_error_handlers
 from .fast_lane import RunSseFastLane
 from .limits import BodySizeLimit
 from .metrics import Metrics, RequestMetrics, StatsProvider
-from .routes import artifacts, invocations, ops, run, sessions, streams
+from .routes import artifacts, inbox, invocations, ops, overview, run, sessions, streams
 from .routes.dev_ui import mount_dev_ui
+from .routes.ui import mount_ui
 from .settings import ApiSettings
 
 log = logging.getLogger("agentq.api")
@@ -70,8 +71,9 @@ def create_app(
     app.state.metrics = Metrics()
     app.state.stats_provider = stats_provider
     install_error_handlers(app)
-    for module in (ops, sessions, artifacts, invocations, streams, run):
+    for module in (ops, sessions, artifacts, invocations, streams, run, inbox, overview):
         app.include_router(module.router)
+    mount_ui(app)
     if settings.dev_ui_dir:
         mount_dev_ui(app, settings.dev_ui_dir)
     # Added last runs first: metrics see every answer, including the size limit's 413; the fast lane sees

@@ -76,6 +76,9 @@ class EnqueueRequest(WireModel):
     new_message: Content
     state_delta: dict[str, Any] | None = None
     run_config: RunConfigBody | None = None
+    park_timeout: float | None = Field(default=None, gt=0, le=366 * 24 * 3600)
+    """Seconds each long-running call may wait for its answer once the invocation parks on it; after that it is
+    answered with an expiry error (a confirmation as rejected). Default: the server's ``AGENTQ_PARK_TIMEOUT``."""
 
 
 class EnqueueResponse(WireModel):
@@ -183,6 +186,8 @@ class InvocationOut(WireModel):
 
 
 class InvocationList(WireModel):
-    """GET /apps/{app}/users/{user}/invocations."""
+    """GET /apps/{app}/users/{user}/invocations: a page; pass ``nextPageToken`` as ``pageToken`` for the next
+    (null on the last page)."""
 
     invocations: list[InvocationOut]
+    next_page_token: str | None = None

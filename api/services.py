@@ -24,8 +24,9 @@ class RedisBackedServices:
         await self.services.redis.aclose()
 
 
-def redis_services(redis_url: str) -> RedisBackedServices:
-    """Services on ``redis_url`` (connections open lazily on the loop that first uses them)."""
+def redis_services(redis_url: str, *, retention=None) -> RedisBackedServices:
+    """Services on ``redis_url`` (connections open lazily on the loop that first uses them); ``retention``: a
+    worker.retention.RetentionPolicy (default: the defaults)."""
     import redis.asyncio as aioredis
 
     from runtime.artifacts import RedisArtifactService
@@ -34,7 +35,7 @@ def redis_services(redis_url: str) -> RedisBackedServices:
 
     from .stats import redis_stats_provider
 
-    client = AgentqClient(redis_url)
+    client = AgentqClient(redis_url, retention=retention)
     redis = aioredis.Redis.from_url(redis_url)
     services = Services(
         session_service=client.session_service,

@@ -17,6 +17,9 @@ PARTS = {
     "store": ["bench.store_bench", "--adk"],
     "worker": ["bench.worker_bench"],
     "api": ["bench.api_bench"],
+    "inbox": ["bench.inbox_bench"],
+    "ui-inbox": ["bench.ui_inbox_bench"],
+    "soak": ["bench.soak_bench"],
 }
 
 

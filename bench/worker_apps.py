@@ -68,3 +68,12 @@ def _steps(request: LlmRequest) -> LlmResponse:
 capacity = App(name="capacity", root_agent=LlmAgent(
     name="thinker", model=ScriptedLlm(responder=_steps, latency=CAPACITY_LATENCY), tools=[get_weather],
 ))
+
+
+BURST_LATENCY = float(os.environ.get("BENCH_BURST_LATENCY", "6.0"))
+
+burst = App(name="burst", root_agent=LlmAgent(
+    name="burst_agent", model=ScriptedLlm(responder=_weather, latency=BURST_LATENCY),
+    instruction="Answer weather questions with the get_weather tool.", tools=[get_weather],
+))
+"""The tool round trip with a slow model, so that a burst of invocations is in flight at once (bench/rss_bench.py)."""

@@ -31,7 +31,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-APPS = ["bench.worker_apps:weather", "bench.worker_apps:approval", "bench.worker_apps:capacity"]
+APPS = ["bench.worker_apps:weather", "bench.worker_apps:approval", "bench.worker_apps:capacity",
+        "bench.worker_apps:burst"]
 
 
 def _env(url: str, **extra: str) -> dict[str, str]:

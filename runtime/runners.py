@@ -20,12 +20,14 @@ from .agents.base_agent import BaseAgent
 from .agents.invocation_context import InvocationContext, InvocationRun, new_invocation_id
 from .agents.llm_agent import LlmAgent
 from .agents.run_config import RunConfig
+from .apps.compaction import compact_after_invocation
 from .artifacts import BaseArtifactService, InMemoryArtifactService
 from .errors import (
     InvalidAgentTreeError,
     InvalidMessageError,
     InvocationNotFoundError,
     SessionNotFoundError,
+    StaleSessionError,
     UsageError,
 )
 from .events import Event, EventActions
@@ -45,9 +47,10 @@ from .routing import (
     user_message_event,
 )
 from .sessions import BaseSessionService, InMemorySessionService, Session, State
+from .sessions.invocation_index import invocation_events
 
 if TYPE_CHECKING:
-    from .apps import App
+    from .apps import App, EventsCompactionConfig
     from .tools.tool_journal import BaseToolJournal
 
 __all__ = ["InMemoryRunner", "Runner", "find_invocation_for_function_responses", "pending_long_running_calls"]
@@ -66,6 +69,9 @@ class Runner:
     ``tool_journal`` (durable execution: the worker) is resumable too, without the LlmAgent end events.
     Without it, events look exactly like ADK's default; resumption then infers progress from history
     (LlmAgents, Sequential and Parallel resume; a LoopAgent restarts its iteration count).
+    ``events_compaction_config`` (default: ``app.events_compaction_config``) summarises older events after
+    each invocation and, with a token threshold, before model calls (see runtime.apps.compaction); a worker
+    passes it without ``app=``, so the App's resumability setting does not change how it runs.
     """
 
     def __init__(
@@ -82,6 +88,7 @@ class Runner:
         resumable: bool | None = None,
         plugins: list[BasePlugin] | None = None,
         plugin_close_timeout: float = 5.0,
+        events_compaction_config: EventsCompactionConfig | None = None,
     ):
         if app is not None:
             if plugins is not None:
@@ -99,6 +106,9 @@ class Runner:
         self.artifact_service = artifact_service
         self.tool_journal = tool_journal
         self.plugin_manager = PluginManager(plugins=plugins, close_timeout=plugin_close_timeout)
+        if events_compaction_config is None and app is not None:
+            events_compaction_config = app.events_compaction_config
+        self.events_compaction_config = events_compaction_config
         config = app.resumability_config if app is not None else None
         adk_resumable = resumable if resumable is not None else bool(config and config.is_resumable)
         # ADK's resumable event shape only when asked for; a journaled (durable) runner is resumable anyway
@@ -145,14 +155,18 @@ class Runner:
                     f"the function responses answer calls of invocation {owner!r}, not {invocation_id!r}"
                 )
             invocation_id = owner
-        prior = [e for e in session.events if e.invocation_id == invocation_id] if invocation_id else []
+        # What is derived from the history (this index, the model contents) outlives the run when the service
+        # keeps the session's parsed history: a long session is then not rescanned by every invocation.
+        scratch = self.session_service.history_scratch(session)
+        prior = invocation_events(scratch, session.events, invocation_id) if invocation_id else []
         if new_message is None and not prior and invocation_id:
             raise InvocationNotFoundError(
                 f"invocation {invocation_id!r} has no committed events in session {session_id!r}; "
                 "send new_message= to start it"
             )
         run = InvocationRun(agents=self._agents, resumed=bool(prior), resumable=self.resumable,
-                            llm_end_events=self._llm_end_events, uncommitted=self._uncommitted)
+                            llm_end_events=self._llm_end_events, uncommitted=self._uncommitted,
+                            contents=scratch.setdefault("contents", {}))
         for event in prior:
             run.record(event)
         ctx = InvocationContext(
@@ -166,6 +180,7 @@ class Runner:
             run_config=run_config or RunConfig(),
             run=run,
             plugin_manager=self.plugin_manager,
+            events_compaction_config=self.events_compaction_config,
         )
         branch = None
         if responses:
@@ -188,6 +203,7 @@ class Runner:
             async with aclosing(run_with_plugins(ctx, agent, self._commit)) as events:
                 async for event in events:
                     yield event
+            await self._compact(ctx)
             return
         async with aclosing(agent.run_async(ctx)) as events:
             async for event in events:
@@ -196,6 +212,21 @@ class Runner:
                 if not event.partial:
                     await self._commit(ctx, event)
                 yield event
+        await self._compact(ctx)
+
+    async def _compact(self, ctx: InvocationContext) -> None:
+        """Summarise older events once the invocation is over, as the compaction config says (as ADK, only
+        after the invocation's last event: never in the middle of it)."""
+        config = self.events_compaction_config
+        if config is None:
+            return
+        try:
+            await compact_after_invocation(config, session=ctx.session, session_service=self.session_service,
+                                           agent=self.agent, scratch=ctx.run.contents)
+        except StaleSessionError:
+            # another writer moved the session on while the summary was written; the history is whole, and
+            # the next invocation looks again
+            log.info("invocation %s: summary discarded, the session changed meanwhile", ctx.invocation_id)
 
     async def _user_message(self, ctx: InvocationContext, message: types.Content, prior: list[Event],
                             responses: list) -> types.Content | None:

@@ -6,6 +6,8 @@
 - ``scripts``: the Lua scripts (one session hash tag each); ``lease``: session leases, fencing, settling.
 - ``executor``: drives claimed invocations through the Runner; ``host``: the per-process loop, heartbeats,
   reaper and graceful drain; ``reaper``: failover and expiry passes; ``journal``: tool idempotency records.
+- ``retention``: the retention policy; ``sweeper``: what retention leaves behind, idle sessions;
+  ``deletion``: deleting a session; ``listing``: cursor pages of invocations and sessions.
 - ``celery_app`` / ``tasks`` / ``dispatch`` / ``message``: the Celery side (thin task, run-job messages).
 
 Importing this package alone pulls in nothing heavy.

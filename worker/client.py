@@ -21,7 +21,9 @@ from google.genai import types
 from runtime.events.tool_confirmation import REQUEST_CONFIRMATION_FUNCTION_CALL_NAME
 
 from . import follow as reading
+from .listing import Page
 from .record import InvocationRecord, InvocationStatus, only_confirmation
+from .retention import RetentionPolicy
 
 if TYPE_CHECKING:
     from runtime.redis_store.streams import StreamEntry
@@ -41,12 +43,14 @@ class AgentqClient:
     ``CallNotPendingError``, ``InvalidTransitionError``, ``InvalidMessageError``.
     """
 
-    def __init__(self, redis_url: str, *, celery_app: Any | None = None):
-        """``celery_app``: the app used to send run jobs (default: one built for ``redis_url``)."""
+    def __init__(self, redis_url: str, *, celery_app: Any | None = None, retention: RetentionPolicy | None = None):
+        """``celery_app``: the app used to send run jobs (default: one built for ``redis_url``); ``retention``:
+        how long what this client's invocations and sessions leave is kept (default ``RetentionPolicy()``;
+        give every process of a deployment the same one, e.g. ``RetentionPolicy.from_env()``)."""
         from .store import InvocationStore
 
         self.redis_url = redis_url
-        self._store = InvocationStore(redis_url, celery_app=celery_app)
+        self._store = InvocationStore(redis_url, celery_app=celery_app, retention=retention)
 
     async def aclose(self) -> None:
         """Close the Redis connections."""
@@ -71,9 +75,20 @@ class AgentqClient:
         state: dict[str, Any] | None = None,
     ) -> Session:
         """Create a session (a fresh id when none is given). Raises SessionExistsError on a taken id."""
-        return await self._store.session_service.create_session(
-            app_name=app_name, user_id=user_id, session_id=session_id, state=state
-        )
+        return await self._store.create_session(app_name, user_id, session_id, state)
+
+    async def delete_session(self, app_name: str, user_id: str, session_id: str, reason: str | None = None) -> list[str]:
+        """Delete every key of the session; its queued, running and parked invocations are cancelled with
+        ``reason`` and leave the inbox. Returns their ids. Deleting a session that does not exist is no error."""
+        return await self._store.delete_session(app_name, user_id, session_id, reason)
+
+    async def list_sessions(
+        self, app_name: str, user_id: str, *, page_size: int = 100, page_token: str | None = None
+    ) -> Page[Session]:
+        """A page of the user's sessions in the app, by id, without events; pass ``next_page_token`` on."""
+        from .listing import sessions_page
+
+        return await sessions_page(self._store, app_name, user_id, page_size=page_size, page_token=page_token)
 
     async def enqueue(
         self,
@@ -91,7 +106,8 @@ class AgentqClient:
 
         ``run_config`` is a RunConfig or its dict (``max_llm_calls``, ``streaming_mode``). ``time_limit`` bounds
         one run's wall clock (seconds); ``park_timeout`` is how long a long-running call may stay unanswered
-        before it is answered with an expiry error. Raises SessionNotFoundError, InvalidMessageError.
+        before it is answered with an expiry error (default: the retention policy's ``park_timeout_s``).
+        Raises SessionNotFoundError, InvalidMessageError.
         """
         return await self._store.enqueue(
             app_name, user_id, session_id, new_message, state_delta, run_config,
@@ -179,13 +195,33 @@ class AgentqClient:
         """A user's invocations in an app, newest first, optionally by status (``parked``: the approval inbox)."""
         return await self._store.list_invocations(app_name, user_id, status, session_id=session_id, limit=limit)
 
+    async def invocations_page(
+        self,
+        app_name: str,
+        user_id: str,
+        status: InvocationStatus | None = None,
+        *,
+        session_id: str | None = None,
+        page_size: int = 100,
+        page_token: str | None = None,
+    ) -> Page[InvocationRecord]:
+        """A page of ``list_invocations``; pass ``next_page_token`` on for the next (None: that was the last).
+
+        Stable while invocations come and go: none present throughout is returned twice or skipped. The
+        parked inbox and the unfiltered listing read their own indexes; another status or a session filter
+        scans, so such a page may hold fewer than ``page_size`` and still have a next one."""
+        from .listing import invocations_page
+
+        return await invocations_page(self._store, app_name, user_id, status=status, session_id=session_id,
+                                      page_size=page_size, page_token=page_token)
+
 
 class SyncAgentqClient:
     """A blocking wrapper of AgentqClient for scripts and the CLI (runs its own event loop)."""
 
-    def __init__(self, redis_url: str, *, celery_app: Any | None = None):
+    def __init__(self, redis_url: str, *, celery_app: Any | None = None, retention: RetentionPolicy | None = None):
         self._runner = asyncio.Runner()
-        self._client = self._runner.run(_make(redis_url, celery_app))
+        self._client = self._runner.run(_make(redis_url, celery_app, retention))
 
     def close(self) -> None:
         """Close connections and the private event loop."""
@@ -250,7 +286,19 @@ class SyncAgentqClient:
         """See AgentqClient.list_invocations."""
         return self._runner.run(self._client.list_invocations(*args, **kwargs))
 
+    def delete_session(self, *args: Any, **kwargs: Any) -> list[str]:
+        """See AgentqClient.delete_session."""
+        return self._runner.run(self._client.delete_session(*args, **kwargs))
 
-async def _make(redis_url: str, celery_app: Any | None) -> AgentqClient:
+    def list_sessions(self, *args: Any, **kwargs: Any) -> Page[Session]:
+        """See AgentqClient.list_sessions."""
+        return self._runner.run(self._client.list_sessions(*args, **kwargs))
+
+    def invocations_page(self, *args: Any, **kwargs: Any) -> Page[InvocationRecord]:
+        """See AgentqClient.invocations_page."""
+        return self._runner.run(self._client.invocations_page(*args, **kwargs))
+
+
+async def _make(redis_url: str, celery_app: Any | None, retention: RetentionPolicy | None) -> AgentqClient:
     # The client's Redis connections belong to the loop they are created on.
-    return AgentqClient(redis_url, celery_app=celery_app)
+    return AgentqClient(redis_url, celery_app=celery_app, retention=retention)

@@ -37,6 +37,9 @@ class ExecutorConfig:
     lease_ttl_s: float = lease.LEASE_TTL_S
     default_time_limit_s: float = 3600.0
     max_model_retries: int = 5
+    history_cache_bytes: int = 64 * 1024 * 1024
+    """Budget of the parsed session histories kept between invocations (``runtime.sessions.history_cache``);
+    0 turns the cache off, and every invocation then reads and parses its session's whole history."""
     retry_base_s: float = 0.2
     retry_max_s: float = 10.0
 
@@ -82,6 +85,7 @@ class Executor:
             self._release()
             raise
         if isinstance(claim, str):
+            self.store.forget(invocation_id)
             self._release()
             log.debug("invocation %s: run job dropped (%s)", invocation_id, claim)
             return claim
@@ -93,6 +97,7 @@ class Executor:
     def _done(self, invocation_id: str) -> None:
         self.active.pop(invocation_id, None)
         self._lost.discard(invocation_id)
+        self.store.forget(invocation_id)  # a later job for it (a resume) carries its location again
         self._release()
 
     def _release(self) -> None:

@@ -2,6 +2,9 @@
 
 Every blocking read is capped at ``BLOCK_MS`` and looped, so none outlives redis-py's socket timeout (5 s by
 default in redis-py 8) and a reader notices a cancelled caller promptly.
+
+A deleted session takes its stream along: a reader that finds the stream gone after a quiet read ends, an
+invocation's reader with the status its record ended with (cancelled, saying why).
 """
 
 from __future__ import annotations
@@ -12,8 +15,9 @@ from collections.abc import AsyncIterator
 from runtime.errors import InvocationNotFoundError
 from runtime.redis_store import keys, streams
 
+from .codec import decode_record
 from .record import SETTLED, InvocationRecord
-from .store import InvocationStore
+from .store import InvocationStore, pairs
 
 BLOCK_MS = 2_000
 """Longest single blocking stream read."""
@@ -33,6 +37,11 @@ async def follow(store: InvocationStore, invocation_id: str, after: str | None =
             store.redis, where.app, where.user, where.session, cursor,
             invocation_id=invocation_id, block_ms=BLOCK_MS,
         )
+        if not entries:
+            last = await _ended_with_session(store, where, invocation_id)
+            if last is not None:
+                yield last
+                return
         for index, entry in enumerate(entries):
             yield entry
             if entry.kind == "status" and entry.data.get("status") in SETTLED:
@@ -42,6 +51,29 @@ async def follow(store: InvocationStore, invocation_id: str, after: str | None =
                                                    entry.id, invocation_id=invocation_id)
                 if not later:
                     return
+
+async def _ended_with_session(store: InvocationStore, where, invocation_id: str) -> streams.StreamEntry | None:
+    """The invocation's last status when its session (and stream) is gone and it has settled; else None."""
+    if await store.redis.exists(keys.session_stream(where.app, where.user, where.session)):
+        return None
+    settled_key = keys.invocation_settled(where.app, where.user, invocation_id)
+    newest, fields = await store.batch(("XREVRANGE", settled_key, "+", "-", "COUNT", 1),
+                                       ("HGETALL", store.record_key(invocation_id, where)))
+    for reply in (newest, fields):
+        if isinstance(reply, Exception):
+            raise reply
+    if not fields:  # its retention has passed too
+        raise InvocationNotFoundError(f"invocation {invocation_id!r} does not exist")
+    record = decode_record(pairs(fields))
+    if not record.settled:
+        return None
+    detail: dict = {"reason": record.cancel_reason} if record.cancel_reason else {}
+    if record.error is not None and record.status == "failed":
+        detail = {"error": record.error.to_json_dict()}
+    entry_id = newest[0][0] if newest else f"{int(record.updated_at * 1000)}-0"
+    return streams.StreamEntry(id=entry_id, kind="status", invocation_id=invocation_id,
+                               data={"status": record.status, "detail": detail})
+
 
 async def stream_position(store: InvocationStore, invocation_id: str) -> str:
     """The newest entry id of the invocation's session stream."""
@@ -56,8 +88,8 @@ async def follow_session(
     while True:
         entries, cursor = await streams.read_page(store.redis, app, user, session_id, cursor,
                                                   block_ms=BLOCK_MS if follow else None, count=500)
-        if not entries and not follow:
-            return
+        if not entries and (not follow or not await store.redis.exists(keys.session_meta(app, user, session_id))):
+            return  # caught up; or, following, the session was deleted
         for entry in entries:
             yield entry
 

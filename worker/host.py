@@ -13,6 +13,7 @@ import sys
 import threading
 
 from . import lease
+from . import workers_alive as alive
 from .apps import load_apps, parse_specs
 from .executor import Executor, ExecutorConfig
 from .loop import LoopThread
@@ -38,13 +39,14 @@ class WorkerHost:
 
     def __init__(self, redis_url: str, apps: dict, *, config: ExecutorConfig | None = None,
                  celery_app=None, heartbeat_s: float = HEARTBEAT_S, reap_s: float = REAP_S,
-                 wait_for_claim: bool = False):
+                 wait_for_claim: bool = False, retention=None):
         self.redis_url = redis_url
         self.apps = apps
         self.config = config or ExecutorConfig(worker_name=f"{socket.gethostname()}:{os.getpid()}")
         self.heartbeat_s = heartbeat_s
         self.reap_s = reap_s
-        self.store = InvocationStore(redis_url, celery_app=celery_app)
+        self.store = InvocationStore(redis_url, celery_app=celery_app, retention=retention)
+        self.store.session_service.keep_histories(self.config.history_cache_bytes)
         # Celery's threads and the loop thread hand work to each other many times per invocation; with the
         # default 5 ms GIL switch interval each handoff can wait milliseconds behind a busy thread.
         sys.setswitchinterval(SWITCH_INTERVAL_S)
@@ -56,8 +58,10 @@ class WorkerHost:
         self._gate = threading.BoundedSemaphore(self.config.max_in_flight)
         if not wait_for_claim:
             self.executor.on_release = self._gate.release
+        beat = alive.beater(self.store, self.config.worker_name)  # liveness for the API's "no worker" banner
         self._background = [self.loop.submit(self._every(self.heartbeat_s, self._heartbeat)),
-                            self.loop.submit(self._every(self.reap_s, self._reap))]
+                            self.loop.submit(self._every(self.reap_s, self._reap)),
+                            self.loop.submit(self._every(alive.BEAT_S, beat))]
         tune_gc()
         log.info("worker %s serving apps %s", self.config.worker_name, sorted(apps))
 
@@ -67,11 +71,12 @@ class WorkerHost:
 
         from .journal import RedisToolJournal
 
-        journal = RedisToolJournal(self.store.clients)
+        journal = RedisToolJournal(self.store)
         artifacts = RedisArtifactService(self.redis_url)
         runners = {
             name: Runner(app_name=name, agent=app.root_agent, session_service=self.store.session_service,
-                         artifact_service=artifacts, tool_journal=journal, plugins=app.plugins)
+                         artifact_service=artifacts, tool_journal=journal, plugins=app.plugins,
+                         events_compaction_config=app.events_compaction_config)
             for name, app in self.apps.items()
         }
         return Executor(self.store, runners, self.config)
@@ -199,5 +204,6 @@ def current() -> WorkerHost:
         from agentq.settings import Settings
 
         settings = Settings.from_env()
-        _current = WorkerHost(settings.redis_url, load_apps(parse_specs(settings.apps)))
+        _current = WorkerHost(settings.redis_url, load_apps(parse_specs(settings.apps)),
+                              retention=settings.retention)
     return _current

@@ -3,6 +3,11 @@
 One hash per invocation: field = function call id, value ``s`` (started) or ``c<response JSON>`` (completed).
 ``begin`` marks a call started in one atomic step and returns what was there, so two workers racing on the same
 call after a failover agree on whether it already ran.
+
+The hash sits beside the invocation's record (same hash tag) and has no TTL while the invocation may still
+run or resume, however long it stays parked; it expires with the record once the invocation is final
+(``worker.scripts``). ``begin`` refuses to start a call of an invocation that is final or gone: only a worker
+that lost its lease (a cancel, a deleted session) can get there, and it must stop, not act.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ import json
 import logging
 from typing import Any
 
+from runtime.errors import FencedOutError
 from runtime.redis_store import keys
 from runtime.redis_store.lua import LuaScript
 from runtime.redis_store.mux import queue_command
@@ -19,34 +25,39 @@ from runtime.tools.tool_journal import BaseToolJournal, ToolCallRecord
 
 log = logging.getLogger("agentq.worker")
 
-JOURNAL_TTL_S = 30 * 24 * 3600
-"""How long idempotency records are kept after a call began (long past any plausible redelivery)."""
-
 _BEGIN = LuaScript("""
--- KEYS: journal; ARGV: call_id, ttl_s
+-- KEYS: journal, record; ARGV: call_id
+local status = redis.call('HGET', KEYS[2], 'status')
+if not status or status == 'completed' or status == 'failed' or status == 'cancelled' then return {'over'} end
 local previous = redis.call('HGET', KEYS[1], ARGV[1])
-if not previous or previous == 's' then
-  redis.call('HSET', KEYS[1], ARGV[1], 's')
-  redis.call('EXPIRE', KEYS[1], ARGV[2])
-end
-return previous
+if not previous or previous == 's' then redis.call('HSET', KEYS[1], ARGV[1], 's') end
+return {'ok', previous}
 """)
 
 
 class RedisToolJournal(BaseToolJournal):
-    """The tool journal workers pass to their Runners; ``clients`` is a ``runtime.redis_store`` LoopClients."""
+    """The tool journal workers pass to their Runners, on the worker's ``InvocationStore``."""
 
-    def __init__(self, clients):
-        self._clients = clients
+    def __init__(self, store):
+        self._store = store
+        self._clients = store.clients
+
+    async def _keys(self, invocation_id: str) -> tuple[str, str]:
+        where = await self._store.locate(invocation_id)  # cached for every invocation the worker runs
+        return (keys.invocation_journal(where.app, where.user, invocation_id),
+                keys.invocation(where.app, where.user, invocation_id))
 
     async def begin(self, invocation_id: str, function_call_id: str, tool_name: str) -> ToolCallRecord | None:
-        previous = await _BEGIN(self._clients.mux(), [keys.tool_journal(invocation_id)],
-                                [function_call_id, JOURNAL_TTL_S])
-        return _decode(previous)
+        reply = await _BEGIN(self._clients.mux(), await self._keys(invocation_id), [function_call_id])
+        if reply[0] == "over":
+            raise FencedOutError(f"invocation {invocation_id!r} is over (cancelled, or its session deleted); "
+                                 f"call {function_call_id!r} of {tool_name!r} is not started")
+        return _decode(reply[1] if len(reply) > 1 else None)
 
     async def complete(self, invocation_id: str, function_call_id: str, response: dict[str, Any]) -> None:
         value = "c" + json.dumps(response, separators=(",", ":"), default=str)
-        command = ("HSET", keys.tool_journal(invocation_id), function_call_id, value)
+        journal, _ = await self._keys(invocation_id)
+        command = ("HSET", journal, function_call_id, value)
         mux = self._clients.mux()
         # Not awaited: the write is queued on the connection the session service commits on, so it reaches Redis
         # before the event carrying this response, a round trip per tool call sooner. If it fails, so does that
@@ -59,7 +70,8 @@ class RedisToolJournal(BaseToolJournal):
 
     async def get(self, invocation_id: str, function_call_id: str) -> ToolCallRecord | None:
         """What the journal holds for one call (for tests and inspection)."""
-        return _decode(await self._clients.get().hget(keys.tool_journal(invocation_id), function_call_id))
+        journal, _ = await self._keys(invocation_id)
+        return _decode(await self._clients.get().hget(journal, function_call_id))
 
 
 def _report_failure(reply: asyncio.Future) -> None:

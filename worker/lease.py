@@ -169,7 +169,9 @@ async def settle(
         _lease(claim), keys.session_stream(where.app, where.user, where.session),
         keys.session_active_invocations(where.app, where.user, where.session),
         keys.invocation_settled(where.app, where.user, claim.record.id), keys.lease_expiries(), keys.dispatch_due(),
-    ], [claim.token, claim.record.id, status, now, status_data(status, detail), *encode_fields(values)])
+        keys.invocation_journal(where.app, where.user, claim.record.id), keys.user_parked(where.app, where.user),
+    ], [claim.token, claim.record.id, status, now, status_data(status, detail), *store.stream_trim,
+        *encode_fields(values)])
     if reply[0] != "ok":
         claim.settling = reply[0] != "continue"
         return reply[0], ""

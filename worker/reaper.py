@@ -3,7 +3,9 @@
 - dead leases: a running invocation whose lease stopped being heartbeated gets its run job sent again; the next
   worker resumes it from its committed events (failover within the lease TTL plus one pass);
 - lost run jobs: a job not claimed within the dispatch grace is sent again (duplicates are dropped harmlessly);
-- expired parked calls: a pending call past its deadline is answered with an expiry error.
+- expired parked calls: a pending call past its deadline is answered with an expiry error (the invocation's
+  ``queued`` status entry names the expired calls);
+- the sweeper's passes (``worker.sweeper``): what retention leaves behind, and idle sessions.
 """
 
 from __future__ import annotations
@@ -17,13 +19,14 @@ from runtime.errors import CallNotPendingError, InvocationNotFoundError
 from runtime.redis_store import keys
 
 from .store import InvocationStore
+from .sweeper import sweep_once
 
 log = logging.getLogger("agentq.reaper")
 BATCH = 100
 
 
 async def reap_once(store: InvocationStore) -> int:
-    """One pass over the three sorted sets; the number of entries acted on."""
+    """One pass over the three sorted sets and the sweeper's; the number of entries acted on."""
     now = time.time()
     redis = store.redis
     pipe = redis.pipeline(transaction=False)
@@ -47,7 +50,7 @@ async def reap_once(store: InvocationStore) -> int:
             invocation_id, _, call_id = member.partition(" ")
             await _expire_call(store, invocation_id, call_id)
             acted += 1
-    return acted
+    return acted + await sweep_once(store)
 
 
 async def _resend(store: InvocationStore, invocation_id: str) -> None:
@@ -69,7 +72,8 @@ async def _expire_call(store: InvocationStore, invocation_id: str, call_id: str)
         else:
             answer = {"error": f"No response arrived for long-running call {call_id!r} before its deadline; "
                       "it expired."}
-        await store.respond(invocation_id, [types.FunctionResponse(id=call_id, response=answer)])
+        await store.respond(invocation_id, [types.FunctionResponse(id=call_id, response=answer)],
+                            detail={"expired": [call_id]})
         log.info("invocation %s: pending call %s expired", invocation_id, call_id)
     except (CallNotPendingError, InvocationNotFoundError):
         pass

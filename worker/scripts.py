@@ -9,20 +9,45 @@ Every status change XADDs its status entry (``kind``/``inv``/``data`` as in ``ru
 the same script, so a follower never misses the entry that settles an invocation, even if the worker dies.
 """
 
-from runtime.redis_store.scripts import COMMIT_FUNCTION
+from runtime.redis_store.scripts import COMMIT_FUNCTION, STREAM_HELPERS
+
+from .retention import DEFAULT_SETTLED_S
 
 _STATUS = """
 local function status_entry(stream, invocation_id, data)
   return redis.call('XADD', stream, '*', 'kind', 'status', 'inv', invocation_id, 'data', data)
 end
-local function settled_entry(key, status)
+local function settled_entry(key, status, keep_ms)
   redis.call('XADD', key, 'MAXLEN', '~', 16, '*', 'status', status)
-  redis.call('EXPIRE', key, 604800)
+  redis.call('PEXPIRE', key, keep_ms)
 end
 local function entry_ms(entry_id)
   return tonumber(string.match(entry_id, '^(%d+)'))
 end
-"""
+-- How long the record is kept once final: the retention it was stamped with at enqueue (older records: the
+-- default). Its settled stream and tool journal expire with it; the sweeper (worker.sweeper) removes the rest.
+local function keep_ms(record)
+  local seconds = redis.call('HGET', record, 'retention_s')
+  if seconds then return math.floor(tonumber(seconds) * 1000) end
+  return DEFAULT_KEEP_MS
+end
+local function expire_final(record, settled, journal, status)
+  local keep = keep_ms(record)
+  settled_entry(settled, status, keep)
+  redis.call('PEXPIRE', record, keep)
+  redis.call('PEXPIRE', journal, keep)
+end
+local function pending_ids(record)
+  local ids = {}
+  for _, field in ipairs(redis.call('HKEYS', record)) do
+    if string.sub(field, 1, 2) == 'p:' then
+      redis.call('HDEL', record, field)
+      ids[#ids + 1] = string.sub(field, 3)
+    end
+  end
+  return ids
+end
+""".replace("DEFAULT_KEEP_MS", str(int(DEFAULT_SETTLED_S * 1000)))
 
 ENQUEUE = _STATUS + """
 -- KEYS: session_meta, record, queue, user_invocations, stream, active
@@ -36,8 +61,9 @@ if n == 1 and ARGV[4] ~= '' then redis.call('HSET', KEYS[2], 'first_commit', ARG
 redis.call('ZADD', KEYS[4], ARGV[2], ARGV[1])
 local entry = status_entry(KEYS[5], ARGV[1], ARGV[3])
 redis.call('HSET', KEYS[2], 'first_entry', entry)
--- The stream is not trimmed past an invocation that is not final (redis_store.streams' floor).
+-- The stream is not trimmed past an invocation that is not final (redis_store.streams' floor), nor expired.
 redis.call('ZADD', KEYS[6], 'LT', entry_ms(entry), ARGV[1])
+redis.call('PERSIST', KEYS[5])
 return {n, entry}
 """
 
@@ -53,6 +79,12 @@ if status ~= 'queued' and status ~= 'running' then return {'settled', status} en
 if redis.call('LINDEX', KEYS[2], 0) ~= ARGV[1] then return {'not_head'} end
 local holder = redis.call('GET', KEYS[3])
 if holder then return {'held', holder} end
+if redis.call('EXISTS', KEYS[4]) == 0 then
+  -- A new (or deleted and re-created) session's fence starts at the server clock in ms: above any token a
+  -- stalled holder from before a deletion could still present.
+  local now = redis.call('TIME')
+  redis.call('SET', KEYS[4], string.format('%d', tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)))
+end
 local fence = redis.call('INCR', KEYS[4])
 local token = ARGV[1] .. '|' .. fence
 redis.call('SET', KEYS[3], token, 'PX', ARGV[3])
@@ -111,37 +143,44 @@ redis.call('HINCRBY', KEYS[1], 'waiting', -n)
 return 1
 """
 
-SETTLE = _STATUS + """
--- KEYS: record, queue, lease, stream, active, settled, lease_expiries, dispatch_due
--- ARGV: token, invocation_id, status, now, status_data, field, value, ...
+SETTLE = _STATUS + STREAM_HELPERS + """
+-- KEYS: record, queue, lease, stream, active, settled, lease_expiries, dispatch_due, journal, parked
+-- ARGV: token, invocation_id, status, now, status_data, stream trimming (maxlen, slack, max_age_ms), field,
+--       value, ...  The stream is trimmed by age here, once per settle (commits trim by length only).
 -- Parking while responses wait keeps the lease: the caller resumes at once ('continue').
 -- The reaper's and the watchdog's entries go in the same step (global keys: fine, the store is never a Cluster).
+-- A parked invocation joins the user's parked index (the inbox); a final one starts its retention.
 if redis.call('GET', KEYS[3]) ~= ARGV[1] then return {'lost'} end
 if ARGV[3] == 'parked' and tonumber(redis.call('HGET', KEYS[1], 'waiting') or '0') > 0 then
   return {'continue'}
 end
 if ARGV[3] ~= 'parked' then
-  for _, field in ipairs(redis.call('HKEYS', KEYS[1])) do
-    if string.sub(field, 1, 2) == 'p:' then redis.call('HDEL', KEYS[1], field) end
-  end
+  pending_ids(KEYS[1])
   redis.call('ZREM', KEYS[5], ARGV[2])
 end
 redis.call('HSET', KEYS[1], 'status', ARGV[3], 'updated_at', ARGV[4])
-if #ARGV > 5 then redis.call('HSET', KEYS[1], unpack(ARGV, 6)) end
+if #ARGV > 8 then redis.call('HSET', KEYS[1], unpack(ARGV, 9)) end
 redis.call('DEL', KEYS[3])
 redis.call('LREM', KEYS[2], 1, ARGV[2])
 status_entry(KEYS[4], ARGV[2], ARGV[5])
-settled_entry(KEYS[6], ARGV[3])
+trim_stream(KEYS[4], KEYS[5], tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8]))
+if ARGV[3] == 'parked' then
+  redis.call('ZADD', KEYS[10], redis.call('HGET', KEYS[1], 'created_at'), ARGV[2])
+  settled_entry(KEYS[6], ARGV[3], keep_ms(KEYS[1]))
+else
+  redis.call('ZREM', KEYS[10], ARGV[2])
+  expire_final(KEYS[1], KEYS[6], KEYS[9], ARGV[3])
+end
 redis.call('ZREM', KEYS[7], ARGV[2])
 redis.call('ZREM', KEYS[8], ARGV[2])
 return {'ok', redis.call('LINDEX', KEYS[2], 0) or ''}
 """
 
 RESPOND = _STATUS + """
--- KEYS: record, queue, stream, dispatch_due, broker_queue, call_deadlines
--- ARGV: invocation_id, now, due_ms, run_job, event_channel, sent_event, then (call_id, name, will_continue,
---       response_json) * n. A response without a name (name '', response_json without a "name" key) gets the
---       pending call's name.
+-- KEYS: record, queue, stream, dispatch_due, broker_queue, call_deadlines, parked
+-- ARGV: invocation_id, now, due_ms, run_job, event_channel, sent_event, resumed_status_data, then (call_id,
+--       name, will_continue, response_json) * n. A response without a name (name '', response_json without a
+--       "name" key) gets the pending call's name.
 -- A parked invocation goes back to queued and its run job is queued in the same step (run_job '' when the caller
 -- sends it through a Celery app instead), so a worker can pick it up without another round trip.
 -- Returns {outcome, previous status, record fields} (outcome 'queued' or 'stored'), or an error outcome.
@@ -149,7 +188,7 @@ local status = redis.call('HGET', KEYS[1], 'status')
 if not status then return {'gone'} end
 local finals = {}
 local names = {}
-for i = 7, #ARGV, 4 do
+for i = 8, #ARGV, 4 do
   local pending = redis.call('HGET', KEYS[1], 'p:' .. ARGV[i])
   if not pending or finals[ARGV[i]] then return {'not_pending', ARGV[i]} end
   local name = cjson.decode(pending)['name']
@@ -162,7 +201,7 @@ for i = 7, #ARGV, 4 do
   if ARGV[i + 2] ~= '1' then finals[ARGV[i]] = true end
   names[i] = name
 end
-for i = 7, #ARGV, 4 do
+for i = 8, #ARGV, 4 do
   local seq = redis.call('HINCRBY', KEYS[1], 'rseq', 1)
   local response = ARGV[i + 3]
   if ARGV[i + 1] == '' then response = '{"name":' .. cjson.encode(names[i]) .. ',' .. string.sub(response, 2) end
@@ -172,13 +211,14 @@ for i = 7, #ARGV, 4 do
     redis.call('ZREM', KEYS[6], ARGV[1] .. ' ' .. ARGV[i])
   end
 end
-redis.call('HINCRBY', KEYS[1], 'waiting', (#ARGV - 6) / 4)
+redis.call('HINCRBY', KEYS[1], 'waiting', (#ARGV - 7) / 4)
 redis.call('HSET', KEYS[1], 'updated_at', ARGV[2])
 local outcome = 'stored'
 if status == 'parked' then
   redis.call('HSET', KEYS[1], 'status', 'queued')
   redis.call('RPUSH', KEYS[2], ARGV[1])
-  status_entry(KEYS[3], ARGV[1], '{"status":"queued","detail":{"resumed":true}}')
+  redis.call('ZREM', KEYS[7], ARGV[1])
+  status_entry(KEYS[3], ARGV[1], ARGV[7])
   redis.call('ZADD', KEYS[4], ARGV[3], ARGV[1])
   if ARGV[4] ~= '' then
     redis.call('LPUSH', KEYS[5], ARGV[4])
@@ -189,9 +229,11 @@ end
 return {outcome, status, redis.call('HGETALL', KEYS[1])}
 """
 
-CANCEL = _STATUS + """
--- KEYS: record, queue, lease, fence, stream, active, settled; ARGV: invocation_id, now, status_data, field, value, ...
+CANCEL = _STATUS + STREAM_HELPERS + """
+-- KEYS: record, queue, lease, fence, stream, active, settled, journal, parked
+-- ARGV: invocation_id, now, status_data, stream trimming (maxlen, slack, max_age_ms), field, value, ...
 -- Cancelling a running invocation deletes its lease and bumps the fence: its next commit is refused.
+-- Returns the ids of the calls it was parked on (their deadlines are dropped by the caller).
 local status = redis.call('HGET', KEYS[1], 'status')
 if not status then return {'gone'} end
 if status == 'completed' or status == 'failed' or status == 'cancelled' then return {'final', status} end
@@ -202,20 +244,63 @@ if holder and string.sub(holder, 1, #ARGV[1] + 1) == ARGV[1] .. '|' then
   redis.call('DEL', KEYS[3])
   redis.call('INCR', KEYS[4])
 end
-for _, field in ipairs(redis.call('HKEYS', KEYS[1])) do
-  if string.sub(field, 1, 2) == 'p:' then redis.call('HDEL', KEYS[1], field) end
-end
-redis.call('HSET', KEYS[1], 'status', 'cancelled', 'updated_at', ARGV[2], unpack(ARGV, 4))
+local calls = pending_ids(KEYS[1])
+redis.call('HSET', KEYS[1], 'status', 'cancelled', 'updated_at', ARGV[2], unpack(ARGV, 7))
 redis.call('ZREM', KEYS[6], ARGV[1])
+redis.call('ZREM', KEYS[9], ARGV[1])
 status_entry(KEYS[5], ARGV[1], ARGV[3])
-settled_entry(KEYS[7], 'cancelled')
+trim_stream(KEYS[5], KEYS[6], tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]))
+expire_final(KEYS[1], KEYS[7], KEYS[8], 'cancelled')
 local next_head = ''
 if was_head then next_head = redis.call('LINDEX', KEYS[2], 0) or '' end
-return {'ok', status, next_head}
+return {'ok', status, next_head, calls}
 """
 
 RELEASE = """
 -- KEYS: lease; ARGV: token  (give the lease up without settling; the invocation stays queue head)
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0
+"""
+
+DELETE_SESSION = _STATUS + """
+-- KEYS: meta, state, events, times, stream, active, queue, lease, fence, artifact_index, user_sessions,
+--       session_ids, parked, then (record, settled, journal) per invocation, then one key per artifact file
+-- ARGV: session_id, now, invocation count, artifact count, cancel_reason, error_json, then the invocation
+--       ids (every one in the session's active set or queue), then the artifact filenames (its artifact index)
+-- Deletes every key of the session; its invocations that are not final are cancelled (they leave the parked
+-- index, their records start their retention). 'changed' when the caller's lists are not complete any more
+-- (an invocation or artifact was added meanwhile): read them again and retry.
+-- Returns {'ok', cancelled ids, 'invocation_id call_id' of calls they were parked on, sessions the user has left}.
+local n, m = tonumber(ARGV[3]), tonumber(ARGV[4])
+local declared, files = {}, {}
+for j = 1, n do declared[ARGV[6 + j]] = true end
+for j = 1, m do files[ARGV[6 + n + j]] = true end
+for _, id in ipairs(redis.call('ZRANGE', KEYS[6], 0, -1)) do
+  if not declared[id] then return {'changed'} end
+end
+for _, id in ipairs(redis.call('LRANGE', KEYS[7], 0, -1)) do
+  if not declared[id] then return {'changed'} end
+end
+for _, name in ipairs(redis.call('SMEMBERS', KEYS[10])) do
+  if not files[name] then return {'changed'} end
+end
+local cancelled, calls = {}, {}
+for j = 1, n do
+  local id = ARGV[6 + j]
+  local record, settled, journal = KEYS[11 + 3 * j], KEYS[12 + 3 * j], KEYS[13 + 3 * j]
+  local status = redis.call('HGET', record, 'status')
+  if status and status ~= 'completed' and status ~= 'failed' and status ~= 'cancelled' then
+    for _, call in ipairs(pending_ids(record)) do calls[#calls + 1] = id .. ' ' .. call end
+    redis.call('HSET', record, 'status', 'cancelled', 'updated_at', ARGV[2], 'finished_at', ARGV[2],
+               'cancel_reason', ARGV[5], 'error', ARGV[6])
+    redis.call('ZREM', KEYS[13], id)
+    expire_final(record, settled, journal, 'cancelled')
+    cancelled[#cancelled + 1] = id
+  end
+end
+for i = 1, 10 do redis.call('DEL', KEYS[i]) end
+for j = 1, m do redis.call('DEL', KEYS[13 + 3 * n + j]) end
+redis.call('SREM', KEYS[11], ARGV[1])
+redis.call('ZREM', KEYS[12], ARGV[1])
+return {'ok', cancelled, calls, redis.call('SCARD', KEYS[11])}
 """

@@ -22,12 +22,14 @@ from runtime.redis_store import keys
 from runtime.redis_store.connection import LoopClients
 from runtime.redis_store.lua import LuaScript
 from runtime.redis_store.mux import queue_command
+from runtime.redis_store.streams import trim_args
 
 from . import scripts
 from .codec import decode_record, dumps, encode_fields, encode_record
 from .dispatch import DISPATCH_GRACE_S, Dispatcher
 from .inputs import run_config_dict, to_content, to_function_response
 from .record import InvocationRecord, new_invocation_id
+from .retention import RetentionPolicy
 
 _ENQUEUE = LuaScript(scripts.ENQUEUE)
 _RESPOND = LuaScript(scripts.RESPOND)
@@ -54,8 +56,9 @@ class Where:
 class InvocationStore:
     """Records, session queues and the stream status entries of invocations."""
 
-    def __init__(self, redis_url: str, *, celery_app: Any | None = None):
+    def __init__(self, redis_url: str, *, celery_app: Any | None = None, retention: RetentionPolicy | None = None):
         self.redis_url = redis_url
+        self.retention = retention or RetentionPolicy()
         self.clients = LoopClients(redis_url, max_connections=MAX_CONNECTIONS)
         self.dispatcher = Dispatcher(celery_app, db=int(parse_url(redis_url).get("db") or 0))
         self._where: dict[str, Where] = {}
@@ -68,6 +71,11 @@ class InvocationStore:
     def redis(self):
         """The redis.asyncio client (decoded responses) of the running loop."""
         return self.clients.get()
+
+    @property
+    def stream_trim(self) -> list[int]:
+        """The stream trimming arguments (maxlen, slack, max age in ms) of the settle and cancel scripts."""
+        return trim_args(self.retention.stream_maxlen, self.retention.stream_max_age_s)
 
     @property
     def mux(self):
@@ -86,7 +94,9 @@ class InvocationStore:
         if self._session_service is None:
             from .session_service import WorkerSessionService
 
-            service = WorkerSessionService(self.redis_url)
+            # Commits trim the stream by length only; by age (a few Redis calls more) once per invocation, when
+            # it settles (worker.scripts.SETTLE, CANCEL), which every stream write is followed by.
+            service = WorkerSessionService(self.redis_url, stream_maxlen=self.retention.stream_maxlen)
             service._clients = self.clients  # share the large per-loop pools (commits from hundreds of runs)
             self._session_service = service
         return self._session_service
@@ -112,6 +122,11 @@ class InvocationStore:
         """Cache where an invocation lives (it never moves), forgetting the oldest beyond MAX_LOCATIONS."""
         _put_bounded(self._where, invocation_id, where)
         return where
+
+    def forget(self, invocation_id: str) -> None:
+        """Drop a cached location a worker no longer needs (its invocation settled or left): a worker's
+        memory then holds the invocations it runs, not every one it ever ran (up to MAX_LOCATIONS)."""
+        self._where.pop(invocation_id, None)
 
     def first_entry(self, invocation_id: str) -> str | None:
         """The first stream entry of an invocation this store enqueued (None: read it from the record)."""
@@ -141,21 +156,18 @@ class InvocationStore:
     async def list_invocations(
         self, app: str, user: str, status: str | None = None, *, session_id: str | None = None, limit: int = 100
     ) -> list[InvocationRecord]:
-        """A user's invocations in an app, newest first, filtered by status and session."""
-        ids = await self.redis.zrevrange(keys.user_invocations(app, user), 0, -1)
+        """A user's invocations in an app, newest first, filtered by status and session (up to ``limit``)."""
+        from .listing import invocations_page
+
         found: list[InvocationRecord] = []
-        for start in range(0, len(ids), 200):
-            pipe = self.redis.pipeline(transaction=False)
-            for invocation_id in ids[start : start + 200]:
-                pipe.hgetall(keys.invocation(app, user, invocation_id))
-            for fields in await pipe.execute():
-                if not fields:
-                    continue
-                record = decode_record(fields)
-                if (status is None or record.status == status) and session_id in (None, record.session_id):
-                    found.append(record)
-                    if len(found) >= limit:
-                        return found
+        token = None
+        while len(found) < limit:
+            page = await invocations_page(self, app, user, status=status, session_id=session_id,
+                                          page_size=limit - len(found), page_token=token)
+            found += page.items
+            token = page.next_page_token
+            if token is None:
+                break
         return found
 
     # --- writes from the client side ---
@@ -164,7 +176,12 @@ class InvocationStore:
         self, app: str, user: str, session_id: str, new_message: Any, state_delta: dict | None,
         run_config: Any, *, time_limit: float | None = None, park_timeout: float | None = None,
     ) -> str:
-        """Store a queued record behind the session's queue, publish its status, send its run job."""
+        """Store a queued record behind the session's queue, publish its status, send its run job.
+
+        The record is stamped with this store's retention (``retention_s``); without a ``park_timeout`` it
+        gets the policy's default one."""
+        if park_timeout is None:
+            park_timeout = self.retention.park_timeout_s
         record = InvocationRecord(
             id=new_invocation_id(), app_name=app, user_id=user, session_id=session_id,
             new_message=to_content(new_message), state_delta=state_delta or None,
@@ -176,7 +193,8 @@ class InvocationStore:
             keys.session_queue(app, user, session_id), keys.user_invocations(app, user),
             keys.session_stream(app, user, session_id), keys.session_active_invocations(app, user, session_id),
         ]
-        args = [record.id, record.created_at, QUEUED, self._first_commit(record), *encode_record(record)]
+        args = [record.id, record.created_at, QUEUED, self._first_commit(record), *encode_record(record),
+                "retention_s", repr(self.retention.settled_s)]
         if not self._scripts_loaded:  # so the job riding along below normally finds its record
             await self.mux.script_load(_ENQUEUE.source)
             self._scripts_loaded = True
@@ -186,6 +204,10 @@ class InvocationStore:
             ("HSET", keys.invocation_index(), record.id, dumps([app, user, session_id])),
             ("EVALSHA", _ENQUEUE.sha, len(script_keys), *script_keys, *args),
             ("ZADD", keys.dispatch_due(), _ms(time.time() + DISPATCH_GRACE_S), record.id),
+            # The sweeper's entry, from the start: nothing an invocation leaves outside its own keys (the
+            # index entry, listing entries) can outlive it, whatever happens to the process that settles it.
+            ("ZADD", keys.retention_due(), _ms(record.created_at + self.retention.settled_s), record.id),
+            *self._idle_commands(app, user, session_id),
             *run_job,
         )
         reply = replies[1]
@@ -195,7 +217,8 @@ class InvocationStore:
             resend = True  # the job that rode along found no record and was dropped: send it again
         failed = next((r for r in replies if isinstance(r, Exception) and not isinstance(r, NoScriptError)), None)
         if failed is not None or reply[0] == -1:
-            await self.batch(("HDEL", keys.invocation_index(), record.id), ("ZREM", keys.dispatch_due(), record.id))
+            await self.batch(("HDEL", keys.invocation_index(), record.id), ("ZREM", keys.dispatch_due(), record.id),
+                             ("ZREM", keys.retention_due(), record.id))
             if failed is not None:
                 raise failed
             raise SessionNotFoundError(f"session {session_id!r} of user {user!r} in app {app!r} does not exist")
@@ -220,15 +243,20 @@ class InvocationStore:
             return ""
         return json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
 
-    async def respond(self, invocation_id: str, function_responses: list[Any]) -> InvocationRecord:
-        """Validate and store function responses; a parked invocation goes back to queued and is dispatched."""
+    async def respond(
+        self, invocation_id: str, function_responses: list[Any], *, detail: dict | None = None
+    ) -> InvocationRecord:
+        """Validate and store function responses; a parked invocation goes back to queued and is dispatched.
+
+        ``detail`` is added to the ``queued`` status entry of a resumed invocation (why it resumed)."""
         responses = [to_function_response(item) for item in function_responses]
         if not responses:
             raise UsageError("respond() needs at least one function response")
         where = await self.locate(invocation_id)
         rkey = self.record_key(invocation_id, where)
         queue, job, channel, event = self.dispatcher.script_args(invocation_id, self.where_args(invocation_id))
-        args: list[Any] = [invocation_id, time.time(), _ms(time.time() + DISPATCH_GRACE_S), job, channel, event]
+        args: list[Any] = [invocation_id, time.time(), _ms(time.time() + DISPATCH_GRACE_S), job, channel, event,
+                           status_data("queued", {"resumed": True, **(detail or {})})]
         for response in responses:
             # A nameless response gets the pending call's name from the script (the model must see which
             # function answered); its JSON then has no "name" key and at least "id", so it can be spliced in.
@@ -240,7 +268,7 @@ class InvocationStore:
         reply = await _RESPOND(self.mux, [
             rkey, keys.session_queue(where.app, where.user, where.session),
             keys.session_stream(where.app, where.user, where.session), keys.dispatch_due(), queue,
-            keys.call_deadlines(),
+            keys.call_deadlines(), keys.user_parked(where.app, where.user),
         ], args)
         outcome = reply[0]
         if outcome == "gone":
@@ -272,15 +300,42 @@ class InvocationStore:
             keys.session_stream(where.app, where.user, where.session),
             keys.session_active_invocations(where.app, where.user, where.session),
             keys.invocation_settled(where.app, where.user, invocation_id),
-        ], [invocation_id, now, status_data("cancelled", {"reason": reason}), *fields])
+            keys.invocation_journal(where.app, where.user, invocation_id), keys.user_parked(where.app, where.user),
+        ], [invocation_id, now, status_data("cancelled", {"reason": reason}), *self.stream_trim, *fields])
         if reply[0] == "gone":
             raise InvocationNotFoundError(f"invocation {invocation_id!r} does not exist")
         if reply[0] == "final":
             raise InvalidTransitionError(f"invocation {invocation_id!r} is already {reply[1]}; it cannot be cancelled")
-        await self.redis.zrem(keys.lease_expiries(), invocation_id)
+        await self.batch(("ZREM", keys.lease_expiries(), invocation_id),
+                         *[("ZREM", keys.call_deadlines(), f"{invocation_id} {call}") for call in reply[3]])
         if reply[2]:
             await self.dispatch_next(reply[2])
         return await self.get(invocation_id)
+
+    # --- sessions ---
+
+    async def create_session(self, app: str, user: str, session_id: str | None = None,
+                             state: dict | None = None):
+        """Create a session (its idle deadline registered when sessions expire); SessionExistsError on a taken id."""
+        session = await self.session_service.create_session(app_name=app, user_id=user, state=state,
+                                                            session_id=session_id)
+        idle = self._idle_commands(app, user, session.id)
+        if idle:
+            await self.batch(*idle)
+        return session
+
+    async def delete_session(self, app: str, user: str, session_id: str, reason: str | None = None) -> list[str]:
+        """Delete every key of the session and cancel its invocations that are not final (the ids)."""
+        from .deletion import delete_session
+
+        return await delete_session(self, app, user, session_id, reason or f"session {session_id!r} was deleted")
+
+    def _idle_commands(self, app: str, user: str, session_id: str) -> list[tuple]:
+        """The session's idle-expiry check, pushed to now + the session TTL (none without one)."""
+        if self.retention.session_idle_s is None:
+            return []
+        return [("ZADD", keys.session_expiries(), _ms(time.time() + self.retention.session_idle_s),
+                 dumps([app, user, session_id]))]
 
     async def dispatch_next(self, invocation_id: str) -> None:
         """Send the run job of a session's new queue head (or of a resumed or reaped invocation)."""

@@ -80,6 +80,7 @@ async def enqueue(
         body.new_message,
         body.state_delta,
         run_config_dict(body),
+        park_timeout=body.park_timeout,
     )
     metrics.enqueued.inc()
     return EnqueueResponse(
@@ -135,13 +136,18 @@ async def cancel(
 async def list_invocations(
     status: Status | None = Query(default=None),
     session_id: str | None = Query(default=None, alias="sessionId", max_length=256),
-    limit: int = Query(default=100, ge=1, le=1000),
+    limit: int = Query(default=100, ge=1, le=1000, description="page size"),
+    page_token: str | None = Query(default=None, alias="pageToken", max_length=2000),
     scope: UserScope = Depends(user_scope),
     services: Services = Depends(get_services),
 ) -> InvocationList:
-    """The user's invocations, newest first; ``?status=parked`` is the approval inbox."""
-    records = await queue_of(services).list_invocations(
-        scope.app_name, scope.user_id, status, session_id=session_id, limit=limit
+    """A page of the user's invocations, newest first; ``?status=parked`` is the approval inbox.
+
+    ``nextPageToken`` (null on the last page) goes back as ``pageToken``. A page filtered by another status or
+    by session may hold fewer than ``limit`` and still have a next one."""
+    page = await queue_of(services).invocations_page(
+        scope.app_name, scope.user_id, status, session_id=session_id, page_size=limit, page_token=page_token
     )
-    return InvocationList(invocations=[InvocationOut.from_record(record) for record in records])
+    return InvocationList(invocations=[InvocationOut.from_record(record) for record in page.items],
+                          next_page_token=page.next_page_token)
 

@@ -1,10 +1,14 @@
-"""ADK-compatible session routes: list apps; create, list, get and delete sessions."""
+"""ADK-compatible session routes: list apps; create, list, get and delete sessions.
+
+Listing keeps ADK's shape (a plain JSON list) and pages it: ``?pageSize=`` (default and most 1000) and
+``?pageToken=``; the token of the next page, when there is one, is in the ``X-Next-Page-Token`` header.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Body, Depends
+from fastapi import APIRouter, Body, Depends, Query, Response
 
 from runtime.errors import SessionNotFoundError
 from runtime.sessions import Session
@@ -17,6 +21,8 @@ from ..settings import ApiSettings
 router = APIRouter(tags=["sessions"])
 
 SESSION = "/apps/{app_name}/users/{user_id}/sessions/{session_id}"
+NEXT_PAGE_HEADER = "X-Next-Page-Token"
+MAX_SESSIONS_PAGE = 1000
 
 
 def session_json(session: Session, *, with_events: bool = True) -> dict[str, Any]:
@@ -35,9 +41,12 @@ async def list_apps(settings: ApiSettings = Depends(get_settings), caller: Calle
 
 
 async def _create(services: Services, scope: UserScope, session_id: str | None, state, events) -> dict:
-    session = await services.session_service.create_session(
-        app_name=scope.app_name, user_id=scope.user_id, state=state, session_id=session_id
-    )
+    if services.queue is not None:  # through the queue: it registers the session's idle expiry, if any
+        session = await services.queue.create_session(scope.app_name, scope.user_id, session_id, state)
+    else:
+        session = await services.session_service.create_session(
+            app_name=scope.app_name, user_id=scope.user_id, state=state, session_id=session_id
+        )
     for event in events or []:
         await services.session_service.append_event(session, event)
     return session_json(session)
@@ -66,10 +75,35 @@ async def create_session_with_id(
 
 
 @router.get("/apps/{app_name}/users/{user_id}/sessions")
-async def list_sessions(scope: UserScope = Depends(user_scope), services: Services = Depends(get_services)):
-    """The user's sessions in the app, without their events."""
-    listed = await services.session_service.list_sessions(app_name=scope.app_name, user_id=scope.user_id)
-    return [session_json(session, with_events=False) for session in listed.sessions]
+async def list_sessions(
+    response: Response,
+    page_size: int = Query(default=MAX_SESSIONS_PAGE, alias="pageSize", ge=1, le=MAX_SESSIONS_PAGE),
+    page_token: str | None = Query(default=None, alias="pageToken", max_length=2000),
+    scope: UserScope = Depends(user_scope),
+    services: Services = Depends(get_services),
+):
+    """A page of the user's sessions in the app, by id, without their events (a plain list, as in ADK); the
+    next page's token is in the ``X-Next-Page-Token`` header."""
+    if services.queue is not None:
+        page = await services.queue.list_sessions(scope.app_name, scope.user_id, page_size=page_size,
+                                                  page_token=page_token)
+        sessions, next_token = page.items, page.next_page_token
+    else:
+        listed = await services.session_service.list_sessions(app_name=scope.app_name, user_id=scope.user_id)
+        sessions, next_token = _page_by_id(listed.sessions, page_size, page_token)
+    if next_token is not None:
+        response.headers[NEXT_PAGE_HEADER] = next_token
+    return [session_json(session, with_events=False) for session in sessions]
+
+
+def _page_by_id(sessions: list[Session], page_size: int, page_token: str | None) -> tuple[list[Session], str | None]:
+    """A page of sessions held in memory, in the same order and with the same tokens as the Redis listing."""
+    from worker.listing import decode_token, encode_token
+
+    after = str(decode_token(page_token, "s")[0]) if page_token else None
+    ordered = sorted((s for s in sessions if after is None or s.id > after), key=lambda s: s.id)
+    page = ordered[:page_size]
+    return page, encode_token("s", page[-1].id) if len(ordered) > page_size else None
 
 
 @router.get(SESSION)
@@ -85,10 +119,14 @@ async def get_session(
 async def delete_session(
     session_id: str, scope: UserScope = Depends(user_scope), services: Services = Depends(get_services)
 ):
-    """Delete a session; deleting one that does not exist is not an error (as in ADK)."""
-    await services.session_service.delete_session(
-        app_name=scope.app_name, user_id=scope.user_id, session_id=session_id
-    )
+    """Delete a session and every key of it; its queued, running or parked invocations are cancelled (saying
+    so) and leave the inbox. Deleting one that does not exist is not an error (as in ADK)."""
+    if services.queue is not None:
+        await services.queue.delete_session(scope.app_name, scope.user_id, session_id)
+    else:
+        await services.session_service.delete_session(
+            app_name=scope.app_name, user_id=scope.user_id, session_id=session_id
+        )
     return None
 
 

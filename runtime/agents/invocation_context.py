@@ -14,6 +14,7 @@ from ..plugins.plugin_manager import PluginManager
 from .run_config import RunConfig
 
 if TYPE_CHECKING:
+    from ..apps import EventsCompactionConfig
     from ..artifacts import BaseArtifactService
     from ..sessions import BaseSessionService, Session
     from ..tools.tool_journal import BaseToolJournal
@@ -51,7 +52,8 @@ class InvocationRun:
     """Tool answers computed but not yet committed, by (invocation_id, call_id); shared across runs of one
     Runner so a resumed run reuses them instead of repeating the side effect."""
     contents: dict[tuple[str, str | None], Any] = field(default_factory=dict)
-    """The model contents built so far, per (agent name, branch): a ``flows.contents_cache.ContentsCache``."""
+    """The model contents built so far, per (agent name, branch): a ``flows.contents_cache.ContentsCache``.
+    The Runner takes it from ``BaseSessionService.history_scratch``, so it may outlive the run."""
 
     def record(self, event: Event) -> None:
         """Note a committed event: history, and which long-running calls it opens or answers."""
@@ -86,6 +88,8 @@ class InvocationContext:
     end_invocation: bool = False
     plugin_manager: PluginManager = field(default_factory=PluginManager)
     """The Runner's plugins; agents, flows and tools call them through it."""
+    events_compaction_config: EventsCompactionConfig | None = None
+    """The app's events compaction: with a token threshold, LlmAgents compact before their model calls."""
     run: InvocationRun = None  # type: ignore[assignment]  # built in __post_init__ when not given
 
     def __post_init__(self) -> None:

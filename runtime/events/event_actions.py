@@ -4,10 +4,30 @@ from __future__ import annotations
 
 from typing import Any
 
+from google.genai import types
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
 from .tool_confirmation import ToolConfirmation
+
+
+class EventCompaction(BaseModel):
+    """A summary standing for the session's events whose timestamps fall in ``[start_timestamp, end_timestamp]``.
+
+    The model is shown ``compacted_content`` in their place (see ``flows.compacted_history``); the events
+    themselves stay in the history.
+    """
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+
+    start_timestamp: float
+    """Timestamp (seconds) of the first summarised event."""
+
+    end_timestamp: float
+    """Timestamp (seconds) of the last summarised event."""
+
+    compacted_content: types.Content
+    """The summary, role ``model``."""
 
 
 class EventActions(BaseModel):
@@ -42,6 +62,9 @@ class EventActions(BaseModel):
     agent_state: dict[str, Any] | None = None
     """Checkpoint of a workflow agent's progress, so a resumed invocation continues where it stopped."""
 
+    compaction: EventCompaction | None = None
+    """This event summarises earlier events (ADK's events compaction; see ``apps.compaction``)."""
+
     def is_empty(self) -> bool:
         """True when committing these actions would change nothing."""
         return not (
@@ -54,4 +77,5 @@ class EventActions(BaseModel):
             or self.requested_tool_confirmations
             or self.end_of_agent
             or self.agent_state is not None
+            or self.compaction is not None
         )

@@ -90,6 +90,8 @@ def answered(events: list[Event], answer: Event) -> dict[str, tuple[types.Functi
 def check_answers(session_events: list[Event], responses: list[types.FunctionResponse]) -> None:
     """Refuse, before anything is committed, answers to confirmation requests that are malformed (no boolean
     ``confirmed``) or replayed (the request was answered already); a nameless answer gets the request's name."""
+    if not responses:  # a text message: no need to scan the history
+        return
     requests = {
         call.id for event in session_events for call in event.get_function_calls()
         if call.name == REQUEST_CONFIRMATION_FUNCTION_CALL_NAME

@@ -4,6 +4,7 @@ Rules (as the reference runtime applies them): events of other branches are left
 words become a user-role "For context:" message; function responses are moved right after their call
 (several answers to one call collapse into the latest); client-made call ids (``adk-...``) are not sent;
 tool-confirmation traffic and an AgentTool's calls re-issued to the client (proxy events) are not shown.
+Compacted events are shown as their summaries (see ``compacted_history``).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from ..events import Event
 from ..events.tool_confirmation import REQUEST_CONFIRMATION_FUNCTION_CALL_NAME
 from . import _fast
 from .agent_tool_pause import is_proxy_event
+from .compacted_history import is_compaction, recover_compacted_calls, replace_compacted
 
 CLIENT_CALL_ID_PREFIX = "adk-"
 
@@ -26,6 +28,8 @@ def _belongs_to_branch(branch: str | None, event: Event) -> bool:
 
 def _is_empty(event: Event) -> bool:
     content = event.content
+    if content is not None and event.actions.compaction is not None:
+        return not content.parts  # a summary is shown whatever its text (a compaction event has no content)
     return not content or not content.role or not content.parts or content.parts[0].text == ""
 
 
@@ -155,7 +159,7 @@ def retold(event: Event, agent_name: str, branch: str | None) -> Event | None:
     event = _without_confirmations(event)
     if event is None:
         return None
-    if event.author not in ("user", agent_name):
+    if agent_name and event.author not in ("user", agent_name):  # no agent name: nobody's words are retold
         return _foreign(event)
     return event
 
@@ -165,15 +169,32 @@ def arrange(selected: list[Event]) -> list[Event]:
     return _responses_after_calls(_latest_response_next_to_call(selected))
 
 
+def shown_history(events: list[Event], agent_name: str, branch: str | None) -> list[Event]:
+    """The events ``agent_name`` on ``branch`` may be shown, with compacted ranges replaced by their summaries
+    (``events`` itself when it holds no compaction)."""
+    if not any(map(is_compaction, events)):
+        return events
+    kept = kept_events(events, agent_name, branch)
+    return recover_compacted_calls(replace_compacted(kept, agent_name), kept)
+
+
+def kept_events(events: list[Event], agent_name: str, branch: str | None) -> list[Event]:
+    """The events (compaction events included) ``agent_name`` on ``branch`` is shown something of, as stored."""
+    return [event for event in events if (_belongs_to_branch(branch, event) if is_compaction(event)
+                                          else retold(event, agent_name, branch) is not None)]
+
+
 def build_contents(events: list[Event], agent_name: str, branch: str | None, current_turn_only: bool = False
                    ) -> list[types.Content]:
     """The model's view of ``events`` for ``agent_name`` running on ``branch``."""
     if current_turn_only:
         for index in range(len(events) - 1, -1, -1):
-            if not _is_empty(events[index]) and events[index].author != agent_name:
+            event = events[index]  # a compaction event is the user's (ADK): it can start the turn
+            if (is_compaction(event) or not _is_empty(event)) and event.author != agent_name:
                 events = events[index:]
                 break
         else:
             events = []
+    events = shown_history(events, agent_name, branch)
     selected = [shown for event in events if (shown := retold(event, agent_name, branch)) is not None]
     return [strip_client_ids(event.content) for event in arrange(selected)]

@@ -16,7 +16,7 @@ from ..models.llm_response import LlmResponse
 from ..sessions.base_session_service import set_fields
 from . import _fast, functions, model_callbacks, resume_plan, transfer
 from .contents import build_contents
-from .contents_cache import ContentsCache
+from .contents_cache import cached_contents
 from .instructions import system_instruction
 
 if TYPE_CHECKING:
@@ -68,6 +68,14 @@ async def build_request(agent: LlmAgent, ctx: InvocationContext) -> LlmRequest:
     declarations, tools = agent.tool_declarations()
     if declarations is not None:
         config.tools = [*(config.tools or []), declarations]
+    compaction = ctx.events_compaction_config
+    if compaction is not None and compaction.has_token_threshold():
+        # before the contents are built, as ADK does, so a summary made now is in this very request
+        from ..apps.compaction import compact_for_token_threshold  # deferred: apps imports the agents
+
+        await compact_for_token_threshold(
+            compaction, session=ctx.session, session_service=ctx.session_service, agent=agent,
+            agent_name=agent.name, contents_of=cached_contents(ctx.run.contents, agent.name, ctx.branch).build)
     contents = _contents(agent, ctx)
     # model_construct: the parts are already validated objects; re-validating them per call is pure cost
     return LlmRequest.model_construct(
@@ -82,11 +90,7 @@ def _contents(agent: LlmAgent, ctx: InvocationContext) -> list[types.Content]:
             or ctx.plugin_manager.has_callback("before_model_callback")):
         return build_contents(ctx.session.events, agent.name, ctx.branch,
                               current_turn_only=agent.include_contents == "none")
-    key = (agent.name, ctx.branch)
-    cache = ctx.run.contents.get(key)
-    if cache is None:
-        cache = ctx.run.contents[key] = ContentsCache(agent.name, ctx.branch)
-    return cache.build(ctx.session.events)
+    return cached_contents(ctx.run.contents, agent.name, ctx.branch).build(ctx.session.events)
 
 
 async def _one_step(agent: LlmAgent, ctx: InvocationContext) -> AsyncGenerator[Event, None]:

@@ -14,9 +14,11 @@ from urllib.parse import quote
 PREFIX = "agentq:"
 
 
-@functools.lru_cache(maxsize=65_536)
+@functools.lru_cache(maxsize=8192)
 def _part(value: str) -> str:
     # Escape characters that would break the hash tag or the key structure (cached: every commit builds keys).
+    # Sized for the ids of the invocations one worker has in flight: every new session and invocation id
+    # adds an entry, so a bigger cache kept growing a long-lived worker for hundreds of thousands of them.
     return quote(value, safe="")
 
 
@@ -148,9 +150,12 @@ def call_deadlines() -> str:
     return f"{PREFIX}call_deadlines"
 
 
-def tool_journal(invocation_id: str) -> str:
-    """Hash: function_call_id -> JSON {state: started|completed, response}; the tool idempotency records."""
-    return f"{PREFIX}journal:{{{_part(invocation_id)}}}"
+def invocation_journal(app_name: str, user_id: str, invocation_id: str) -> str:
+    """Hash: function_call_id -> ``s`` (started) or ``c<response JSON>``; the tool idempotency records.
+
+    Beside the record under the session's hash tag: it has no TTL while the invocation may still run, and
+    expires with the record once the invocation is final."""
+    return f"{PREFIX}{user_tag(app_name, user_id)}:i:{_part(invocation_id)}:journal"
 
 
 def workers() -> str:
@@ -162,3 +167,33 @@ def invocation_settled(app_name: str, user_id: str, invocation_id: str) -> str:
     """Stream: one entry each time the invocation settles (parked, completed, failed, cancelled); waiters block
     on it instead of reading every entry of the session stream."""
     return f"{PREFIX}{user_tag(app_name, user_id)}:i:{_part(invocation_id)}:settled"
+
+
+# --- retention and listings ----------------------------------------------------------------------
+
+
+def user_parked(app_name: str, user_id: str) -> str:
+    """Sorted set: a user's parked invocation ids, scored by creation time (the approval inbox's own index)."""
+    return f"{PREFIX}{user_tag(app_name, user_id)}:parked"
+
+
+def user_session_ids(app_name: str, user_id: str) -> str:
+    """Sorted set: a user's session ids, all scored 0, so a page is one ZRANGE BYLEX from a cursor."""
+    return f"{PREFIX}{user_tag(app_name, user_id)}:session_ids"
+
+
+def retention_due() -> str:
+    """Sorted set: invocation id scored by when (ms) a sweeper should next look at it; every invocation has
+    one entry from its enqueue until the sweeper removed the last trace of it."""
+    return f"{PREFIX}retention_due"
+
+
+def session_expiries() -> str:
+    """Sorted set: JSON ``[app, user, session]`` scored by when (ms) the session may have been idle for the
+    session TTL (only with a session TTL configured)."""
+    return f"{PREFIX}session_expiries"
+
+
+def workers_alive() -> str:
+    """Sorted set: worker name scored by its last liveness beat (ms); fresh beats mean the worker is alive."""
+    return f"{PREFIX}workers_alive"

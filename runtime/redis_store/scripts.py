@@ -10,7 +10,18 @@ from __future__ import annotations
 from .lua import LuaScript
 
 # Stream ids are "ms-seq"; both halves fit a Lua number (a double) exactly.
-_STREAM_HELPERS = r"""
+STREAM_HELPERS = r"""
+-- With a max age, a stream no invocation needs (none active) expires once its newest entry is that old:
+-- trimmed by age without waiting for a next write. An active invocation keeps it.
+local function expire_unneeded(stream, active, max_age_ms)
+  if max_age_ms <= 0 then return end
+  if redis.call('ZCARD', active) > 0 then
+    redis.call('PERSIST', stream)
+  else
+    redis.call('PEXPIRE', stream, max_age_ms)
+  end
+end
+
 local function id_less(a, b)
   local da, db = string.find(a, '-', 1, true), string.find(b, '-', 1, true)
   local am, bm = tonumber(string.sub(a, 1, da - 1)), tonumber(string.sub(b, 1, db - 1))
@@ -20,12 +31,18 @@ end
 
 -- Trim entries beyond maxlen (+slack, so trimming is batched) or older than max_age_ms, but never an
 -- entry at or after the first entry of the oldest active invocation (the floor).
-local function trim_stream(stream, active, maxlen, slack, max_age_ms)
+local function trim_entries(stream, active, maxlen, slack, max_age_ms)
   local len = redis.call('XLEN', stream)
   local too_long = maxlen > 0 and len > maxlen + slack
   if not too_long and max_age_ms <= 0 then return end
   local oldest = redis.call('XRANGE', stream, '-', '+', 'COUNT', 1)[1]
   if not oldest then return end
+  local age_cut = nil
+  if max_age_ms > 0 then
+    local now = redis.call('TIME')
+    age_cut = string.format('%d-0', tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000) - max_age_ms)
+    if not too_long and not id_less(oldest[1], age_cut) then return end  -- nothing is old enough yet
+  end
   local floor = redis.call('ZRANGE', active, 0, 0, 'WITHSCORES')
   local floor_id = nil
   if floor[1] then floor_id = string.format('%d-0', tonumber(floor[2])) end
@@ -35,16 +52,22 @@ local function trim_stream(stream, active, maxlen, slack, max_age_ms)
     local head = redis.call('XRANGE', stream, '-', '+', 'COUNT', len - maxlen + 1)
     cutoff = head[#head][1]
   end
-  if max_age_ms > 0 then
-    local now = redis.call('TIME')
-    local age_cut = string.format('%d-0', tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000) - max_age_ms)
-    if id_less(oldest[1], age_cut) and (cutoff == nil or id_less(cutoff, age_cut)) then cutoff = age_cut end
+  if age_cut and id_less(oldest[1], age_cut) and (cutoff == nil or id_less(cutoff, age_cut)) then
+    cutoff = age_cut
   end
   if cutoff == nil then return end
   if floor_id and id_less(floor_id, cutoff) then cutoff = floor_id end
   if id_less(oldest[1], cutoff) then redis.call('XTRIM', stream, 'MINID', cutoff) end
 end
+
+local function trim_stream(stream, active, maxlen, slack, max_age_ms)
+  trim_entries(stream, active, maxlen, slack, max_age_ms)
+  expire_unneeded(stream, active, max_age_ms)
+end
 """
+"""``trim_stream(stream, active, maxlen, slack, max_age_ms)`` and its helpers, for any script that XADDs."""
+
+_STREAM_HELPERS = STREAM_HELPERS
 
 _HASH_HELPERS = r"""
 -- args[i] is a pair count, followed by that many field/value pairs; returns the index after them.
@@ -64,7 +87,7 @@ end
 CREATE_SESSION = LuaScript(
     _HASH_HELPERS
     + r"""
--- KEYS: meta, state, user_state, user_sessions, [app_state, app_users]
+-- KEYS: meta, state, user_state, user_sessions, session_ids, [app_state, app_users]
 -- ARGV: session id, app, user, now, then pair lists for session, user, app state
 -- Returns 0 when the id is taken, else {user state, app state} (flat HGETALL replies).
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
@@ -72,12 +95,14 @@ redis.call('HSET', KEYS[1], 'id', ARGV[1], 'app', ARGV[2], 'user', ARGV[3], 'ver
            'last_update_time', ARGV[4])
 local i = hset_from(KEYS[2], 5)
 i = hset_from(KEYS[3], i)
-hset_from(KEYS[5], i)
+hset_from(KEYS[6], i)
 redis.call('SADD', KEYS[4], ARGV[1])
+-- Only when the sorted index is complete (its count matches): otherwise a listing rebuilds it from the set.
+if redis.call('ZCARD', KEYS[5]) == redis.call('SCARD', KEYS[4]) - 1 then redis.call('ZADD', KEYS[5], 0, ARGV[1]) end
 local app_state = {}
-if KEYS[6] then
-  redis.call('SADD', KEYS[6], ARGV[3])
-  app_state = redis.call('HGETALL', KEYS[5])
+if KEYS[7] then
+  redis.call('SADD', KEYS[7], ARGV[3])
+  app_state = redis.call('HGETALL', KEYS[6])
 end
 -- A new session sees app and user state written by earlier sessions too.
 return {redis.call('HGETALL', KEYS[3]), app_state}
@@ -144,6 +169,35 @@ if start < len then events = redis.call('LRANGE', KEYS[4], start, -1) end
 local app_state = {}
 if KEYS[6] then app_state = redis.call('HGETALL', KEYS[6]) end
 return {meta, redis.call('HGETALL', KEYS[2]), redis.call('HGETALL', KEYS[3]), app_state, events}
+"""
+)
+
+READ_SESSION_SINCE = LuaScript(
+    r"""
+-- KEYS: meta, state, user_state, events, times (unused), [app_state]  (the keys of READ_SESSION)
+-- ARGV: the version, the number of events and the SHA1 of the last event's JSON of the copy the caller holds
+-- Returns false when the session does not exist; else {meta, state, user state, app state, first, events}:
+-- the events from index `first` on. `first` is the caller's count when its copy is the start of the stored
+-- history (as many events were appended as the version moved, and its last event is the one stored at that
+-- place; events are only ever appended), else 0: the whole history.
+local meta = redis.call('HGETALL', KEYS[1])
+if #meta == 0 then return false end
+local version = 0
+for i = 1, #meta, 2 do
+  if meta[i] == 'version' then version = tonumber(meta[i + 1]) end
+end
+local len = redis.call('LLEN', KEYS[4])
+local held, count = tonumber(ARGV[1]), tonumber(ARGV[2])
+local first = 0
+if count > 0 and count <= len and len - count == version - held
+   and redis.sha1hex(redis.call('LINDEX', KEYS[4], count - 1)) == ARGV[3] then
+  first = count
+end
+local events = {}
+if first < len then events = redis.call('LRANGE', KEYS[4], first, -1) end
+local app_state = {}
+if KEYS[6] then app_state = redis.call('HGETALL', KEYS[6]) end
+return {meta, redis.call('HGETALL', KEYS[2]), redis.call('HGETALL', KEYS[3]), app_state, first, events}
 """
 )
 

@@ -15,9 +15,9 @@ from .codec import decode_state
 
 @functools.lru_cache(maxsize=4096)
 def create_keys(app: str, user: str, sid: str, app_apart: bool) -> tuple[str, ...]:
-    """KEYS of CREATE_SESSION: meta, state, user state, user's sessions, [app state, app users]."""
+    """KEYS of CREATE_SESSION: meta, state, user state, user's sessions (set and sorted), [app state, app users]."""
     own = (keys.session_meta(app, user, sid), keys.session_state(app, user, sid), keys.user_state(app, user),
-           keys.user_sessions(app, user))
+           keys.user_sessions(app, user), keys.user_session_ids(app, user))
     return own if app_apart else (*own, keys.app_state(app), keys.app_users(app))
 
 
@@ -40,10 +40,11 @@ def commit_keys(app: str, user: str, sid: str, app_apart: bool) -> tuple[str, ..
 
 
 def session_keys(app: str, user: str, sid: str) -> tuple[str, ...]:
-    """Every key that belongs to one session alone (what delete_session removes)."""
+    """The keys of one session's history and state (what the session service's delete_session removes; the
+    worker's deletion also removes its queue, lease, fence and artifacts and cancels its invocations)."""
     return (keys.session_meta(app, user, sid), keys.session_state(app, user, sid), keys.session_events(app, user, sid),
             keys.session_event_times(app, user, sid), keys.session_stream(app, user, sid),
-            keys.session_active_invocations(app, user, sid))
+            keys.session_active_invocations(app, user, sid), keys.session_fence(app, user, sid))
 
 
 def build_session(meta: dict[str, str], session_state, app_state, user_state, events: list[Event]) -> Session:

@@ -12,7 +12,9 @@ scored by the millisecond part of their first entry id (so the floor errs early 
 millisecond's entries); the worker adds an invocation when it is queued or starts (``mark_invocation_active``)
 and removes it when it settles (``mark_invocation_settled``). Entries of settled invocations are kept while
 they are among the newest ``maxlen`` (and younger than ``max_age_s``); a reader resuming after a trimmed
-entry simply continues from the oldest entry still there.
+entry simply continues from the oldest entry still there. With ``max_age_s``, a stream no active invocation
+needs also expires ``max_age_s`` after its last write (all its entries would be trimmed by age by then), so an
+idle session does not keep its stream for ever.
 
 Reading one invocation out of a busy session: ``read_page`` also returns the id it scanned up to, so the
 next call skips other invocations' entries instead of scanning them again (``follow_stream`` does this).
@@ -93,6 +95,7 @@ async def mark_invocation_active(
     first = first_entry_id or await last_entry_id(client, app, user, sid)
     score = int(first.split("-", 1)[0])
     await client.zadd(keys.session_active_invocations(app, user, sid), {invocation_id: score}, lt=True)
+    await client.persist(keys.session_stream(app, user, sid))  # an active invocation keeps it from expiring
 
 
 async def mark_invocation_settled(client, app: str, user: str, sid: str, invocation_id: str) -> None:

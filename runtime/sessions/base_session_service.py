@@ -59,6 +59,13 @@ class BaseSessionService(abc.ABC):
         self._apply_to_live_session(session, event)
         return event
 
+    def history_scratch(self, session: Session) -> dict:
+        """Where the Runner keeps what it derives from ``session.events`` (the model contents of each agent and
+        branch, ``flows.contents_cache``). A service that keeps parsed histories between reads returns the same
+        dict for as long as it keeps ``session``'s, so later invocations extend that work instead of redoing
+        it; by default a new dict, which lasts one invocation."""
+        return {}
+
     # --- shared rules, usable by subclasses ---
 
     @staticmethod

@@ -17,21 +17,26 @@ import time
 import uuid
 from typing import Any
 
+from .._lent import LentList
 from ..errors import FencedOutError, SessionExistsError, StaleSessionError
 from ..events import Event
 from ..redis_store import keys
 from ..redis_store.codec import encode_pairs, flat_to_dict, json_mapping, text
 from ..redis_store.connection import LoopClients
 from ..redis_store.fencing import current_fence
-from ..redis_store.scripts import COMMIT_EVENT, CREATE_SESSION, READ_SESSION
+from ..redis_store.scripts import COMMIT_EVENT, CREATE_SESSION, READ_SESSION, READ_SESSION_SINCE
 from ..redis_store.session_layout import build_session, commit_keys, create_keys, read_keys, session_keys
 from ..redis_store.streams import DEFAULT_STREAM_MAXLEN, trim_args
 from .base_session_service import BaseSessionService, set_fields
+from .history_cache import CachedHistory, HistoryCache, digest, estimated_bytes
 from .session import GetSessionConfig, ListSessionsResponse, Session
 from .state import check_serialisable, split_by_scope
 
-_prefetched: contextvars.ContextVar[tuple[tuple[str, str, str], asyncio.Future] | None] = contextvars.ContextVar(
-    "agentq_prefetched_session", default=None)
+_Held = tuple[CachedHistory | None]
+"""A read through the history cache: the cached entry it asked to be checked (None when there was none)."""
+
+_prefetched: contextvars.ContextVar[tuple[tuple[str, str, str], asyncio.Future, _Held | None] | None] = (
+    contextvars.ContextVar("agentq_prefetched_session", default=None))
 
 
 class RedisSessionService(BaseSessionService):
@@ -39,6 +44,11 @@ class RedisSessionService(BaseSessionService):
 
     Appends to one session from one process are serialised (ParallelAgent branches share a Session
     object); a writer whose session is stale, or whose fencing token is not the current one, is refused.
+
+    ``history_cache_bytes`` (0: off) keeps parsed histories between reads (``sessions.history_cache``), so
+    reading a session costs its state plus the events appended since this process last read or wrote it.
+    Sessions read then share their older Event objects: treat committed events as read-only (the Runner
+    does; ADK's in-memory service shares them too).
     """
 
     def __init__(
@@ -48,11 +58,18 @@ class RedisSessionService(BaseSessionService):
         client=None,
         stream_maxlen: int = DEFAULT_STREAM_MAXLEN,
         stream_max_age_s: float | None = None,
+        history_cache_bytes: int = 0,
     ):
         self._clients = LoopClients(url, client)
         self._trim = trim_args(stream_maxlen, stream_max_age_s)
         self._app_apart = self._clients.is_cluster  # app state on another slot: its own round trip
         self._locks: dict[tuple, list] = {}
+        self.keep_histories(history_cache_bytes)
+
+    def keep_histories(self, max_bytes: int) -> None:
+        """Turn the parsed-history cache on with a budget of ``max_bytes`` (0: off), as ``history_cache_bytes``
+        does at construction; for a service built elsewhere (the worker's, made by its invocation store)."""
+        self.histories = HistoryCache(max_bytes) if max_bytes > 0 else None
 
     async def aclose(self) -> None:
         """Close the connections this service opened for the running loop."""
@@ -62,6 +79,8 @@ class RedisSessionService(BaseSessionService):
         self, *, app_name: str, user_id: str, state: dict[str, Any] | None = None, session_id: str | None = None
     ) -> Session:
         session_id = (session_id or "").strip() or str(uuid.uuid4())
+        if self.histories is not None:
+            self.histories.discard((app_name, user_id, session_id))
         check_serialisable(state or {})
         scopes = split_by_scope(state or {})
         now = time.time()
@@ -88,9 +107,9 @@ class RedisSessionService(BaseSessionService):
         its reply instead of reading again. A worker sends it right behind its lease claim, so the Runner's
         first read costs no round trip of its own; reads queue in order behind the claim, so it sees every
         commit made before the lease was taken."""
-        read = READ_SESSION(self._clients.mux(), read_keys(app_name, user_id, session_id, self._app_apart),
-                            [0, ""], retry=True)
-        _prefetched.set(((app_name, user_id, session_id), asyncio.ensure_future(read)))
+        key = (app_name, user_id, session_id)
+        read, held = self._read(key, None)
+        _prefetched.set((key, asyncio.ensure_future(read), held))
 
     def drop_prefetch(self) -> None:
         """Forget a prefetched read that will not be used."""
@@ -102,28 +121,92 @@ class RedisSessionService(BaseSessionService):
     async def get_session(
         self, *, app_name: str, user_id: str, session_id: str, config: GetSessionConfig | None = None
     ) -> Session | None:
-        script_keys = read_keys(app_name, user_id, session_id, self._app_apart)
+        key = (app_name, user_id, session_id)
         recent = (config.num_recent_events or 0) if config else 0
         after = config.after_timestamp if config else None
         client = self._clients.get()
         pending = _prefetched.get()
-        if pending is not None and config is None and pending[0] == (app_name, user_id, session_id):
+        if pending is not None and config is None and pending[0] == key:
             _prefetched.set(None)
-            reply = await pending[1]
+            reply, held = await pending[1], pending[2]
         else:
-            reply = await READ_SESSION(self._clients.mux(), script_keys,
-                                       [recent, "" if after is None else repr(after)], retry=True)
+            read, held = self._read(key, config)
+            reply = await read
         if reply is None:
+            if self.histories is not None:
+                self.histories.discard(key)
             return None
-        meta, session_state, user_state, app_state, raw_events = reply
+        meta, session_state, user_state, app_state = flat_to_dict(reply[0]), reply[1], reply[2], reply[3]
+        if held is None:
+            events = [Event.model_validate_json(raw) for raw in reply[4]]
+        else:
+            events = self._history(key, held, int(reply[4]), reply[5], int(meta["version"]))
+            if events is None:  # the cached list was changed in place meanwhile: read it all again
+                self.histories.discard(key)
+                return await self.get_session(app_name=app_name, user_id=user_id, session_id=session_id)
         if self._app_apart:
             app_state = await client.hgetall(keys.app_state(app_name))
-        events = [Event.model_validate_json(raw) for raw in raw_events]
         if after is not None:
             # The script starts at the first event at or after `after`; later ones may still be earlier.
             events = [event for event in events if event.timestamp >= after]
             events = events[-recent:] if recent else events
-        return build_session(flat_to_dict(meta), session_state, app_state, user_state, events)
+        return build_session(meta, session_state, app_state, user_state, events)
+
+    def _read(self, key: tuple[str, str, str], config: GetSessionConfig | None):
+        """The read script call for ``get_session`` (not awaited yet), and what the history cache held when it
+        was sent (None: not a cached read)."""
+        script_keys = read_keys(*key, self._app_apart)
+        if config is None and self.histories is not None:
+            entry = self.histories.get(key)
+            args = [0, 0, ""] if entry is None else [entry.version, entry.count, entry.digest]
+            return READ_SESSION_SINCE(self._clients.mux(), script_keys, args, retry=True), (entry,)
+        recent = (config.num_recent_events or 0) if config else 0
+        after = config.after_timestamp if config else None
+        args = [recent, "" if after is None else repr(after)]
+        return READ_SESSION(self._clients.mux(), script_keys, args, retry=True), None
+
+    def _history(self, key: tuple[str, str, str], held: _Held, first: int, raw_events: list[str],
+                 version: int) -> LentList | None:
+        """The session's events from a cached read: the held entry's first ``first`` events (the script checked
+        they are the stored ones) and the rest parsed. The cache's own list is lent when no one else holds it,
+        so a long history is not copied for every read; None when that list was changed in place meanwhile."""
+        (entry,) = held
+        new = [Event.model_validate_json(raw) for raw in raw_events]
+        nbytes = sum(map(estimated_bytes, raw_events))
+        if first == 0:
+            if not self.histories.admit(key):
+                return LentList(new)
+            last = digest(raw_events[-1]) if raw_events else ""
+            return self.histories.put(key, LentList(new), version, last, nbytes).events
+        last = digest(raw_events[-1]) if raw_events else entry.digest
+        if not entry.intact(first):
+            return None
+        cached = self.histories.current(entry) and first == entry.count
+        if cached and len(entry.events) == first and entry.free():
+            entry.events += new
+            self.histories.vouch(entry, version, last, nbytes)
+            return entry.events
+        # Someone still holds the list, or a writer appended what was never committed, or the entry moved on
+        # since the read was sent: a copy of the checked prefix (which the cache takes over when it can).
+        events = LentList(entry.events[:first])
+        events += new
+        if cached:
+            self.histories.put(key, events, version, last, entry.nbytes + nbytes).derived.update(entry.derived)
+        return events
+
+    def history_scratch(self, session: Session) -> dict:
+        """The cached history's scratch dict when ``session``'s events start with the cached ones (by identity),
+        so what the Runner derived from them in an earlier invocation is found again; else a new dict."""
+        entry = None if self.histories is None else self.histories.get((session.app_name, session.user_id,
+                                                                         session.id))
+        if entry is None:
+            return {}
+        if session.events is entry.events:
+            return entry.derived
+        count = entry.count
+        if count and (len(session.events) < count or session.events[count - 1] is not entry.events[count - 1]):
+            return {}
+        return entry.derived
 
     async def list_sessions(self, *, app_name: str, user_id: str | None = None) -> ListSessionsResponse:
         client = self._clients.get()
@@ -155,7 +238,10 @@ class RedisSessionService(BaseSessionService):
         async with self._clients.get().pipeline(transaction=True) as pipe:
             pipe.delete(*session_keys(app_name, user_id, session_id))
             pipe.srem(keys.user_sessions(app_name, user_id), session_id)
+            pipe.zrem(keys.user_session_ids(app_name, user_id), session_id)
             await pipe.execute()
+        if self.histories is not None:
+            self.histories.discard((app_name, user_id, session_id))
 
     async def append_event(self, session: Session, event: Event) -> Event:
         if event.partial:
@@ -197,7 +283,8 @@ class RedisSessionService(BaseSessionService):
         scopes = split_by_scope(event.actions.state_delta) if event.actions.state_delta else _NO_DELTA
         fence = current_fence.get()
         script_keys = commit_keys(app, user, sid, self._app_apart)
-        args = [session.version, "" if fence is None else str(fence), event.to_json(), repr(event.timestamp),
+        raw = event.to_json()
+        args = [session.version, "" if fence is None else str(fence), raw, repr(event.timestamp),
                 event.invocation_id, *self._trim, *_delta_args(scopes, self._app_apart)]
         # Retrying is safe: a commit that landed before its reply was lost is recognised and not repeated.
         reply = await COMMIT_EVENT(self._clients.mux(), script_keys, args, retry=True)
@@ -217,6 +304,23 @@ class RedisSessionService(BaseSessionService):
         self._apply_to_live_session(session, event)
         if outcome == "ok":
             set_fields(session, version=int(reply[1]))
+            if self.histories is not None:
+                self._adopt((app, user, sid), session, event, raw, int(reply[1]))
+
+    def _adopt(self, key: tuple[str, str, str], session: Session, event: Event, raw: str, version: int) -> None:
+        """Vouch for a committed event in the cached history when that was the stored history right before it
+        (versions move by one per event): the next read need not fetch and parse it back. A session lent the
+        cached list has appended the event to it already."""
+        entry = self.histories.get(key)
+        if entry is None or entry.version != version - 1 or entry.events.changed:
+            return
+        events = entry.events
+        if session.events is events:
+            if len(events) == entry.count + 1 and events[-1] is event:
+                self.histories.vouch(entry, version, digest(raw), estimated_bytes(raw))
+        elif len(events) == entry.count and entry.free():
+            events.append(event)
+            self.histories.vouch(entry, version, digest(raw), estimated_bytes(raw))
 
 
 _NO_DELTA: dict[str, dict[str, Any]] = {"app": {}, "user": {}, "session": {}}

@@ -115,3 +115,49 @@ def test_incrementally_built_contents_equal_contents_built_from_scratch():
                 history = history[: rng.randrange(len(history) + 1)] if rng.random() < 0.5 else list(history)
             history.append(event)
             assert dump(cache.build(history)) == dump(build_contents(history, agent, branch))
+
+
+def test_contents_lent_to_requests_stay_what_each_request_was_shown_whatever_the_requests_do_with_them():
+    """The cache lends its own list to each request (no copy per model call); a request that keeps its list,
+    appends to it (a model adding a turn) or edits it in place neither changes what later requests are shown
+    nor is changed by them."""
+    import random
+
+    from runtime.flows.contents_cache import ContentsCache
+
+    rng = random.Random(11)
+    for _ in range(300):
+        events = _random_history(rng, rng.randrange(1, 14))
+        agent, branch = rng.choice([("me", None), ("me", "par.me"), ("other", "par")])
+        cache = ContentsCache(agent, branch)
+        kept: list[tuple[list, list]] = []  # lists a request kept, and what they held when built
+        for index in range(len(events)):
+            history = events[: index + 1]
+            contents = cache.build(history)
+            assert dump(contents) == dump(build_contents(history, agent, branch))
+            action = rng.random()
+            if action < 0.3:
+                kept.append((contents, dump(contents)))
+            elif action < 0.5:
+                contents.append(types.Content(role="user", parts=[text("continue")]))
+            elif action < 0.6 and contents:
+                contents[rng.randrange(len(contents))] = types.Content(role="user", parts=[text("edited")])
+            elif action < 0.7 and contents:
+                del contents[0]
+            del contents
+        for contents, built in kept:
+            assert dump(contents) == built
+
+
+def test_the_next_request_gets_the_list_the_last_one_let_go_of_grown_by_the_new_events():
+    import weakref
+
+    from runtime.flows.contents_cache import ContentsCache
+
+    history = [ev("user", text("hi")), ev("me", text("hello"))]
+    cache = ContentsCache("me", None)
+    first = cache.build(history[:1])
+    lent = weakref.ref(first)
+    del first
+    second = cache.build(history)
+    assert (second is lent(), dump(second)) == (True, dump(build_contents(history, "me", None)))

@@ -9,7 +9,7 @@ from runtime.events import Event, EventActions
 from runtime.sessions import GetSessionConfig, InMemorySessionService, Session
 
 
-@pytest.fixture(params=["memory", "redis", "redis-cluster-layout", "redis-given-bytes-client"])
+@pytest.fixture(params=["memory", "redis", "redis-cluster-layout", "redis-given-bytes-client", "redis-history-cache"])
 async def service(request):
     if request.param == "memory":
         yield InMemorySessionService()
@@ -20,7 +20,9 @@ async def service(request):
 
     url = request.getfixturevalue("redis_url")
     given = aioredis.Redis.from_url(url) if request.param == "redis-given-bytes-client" else None
-    redis_service = RedisSessionService(None if given else url, client=given)
+    # A worker's service keeps parsed histories between reads: what every read returns must not change.
+    cache_bytes = 1 << 20 if request.param == "redis-history-cache" else 0
+    redis_service = RedisSessionService(None if given else url, client=given, history_cache_bytes=cache_bytes)
     # On Redis Cluster app state takes its own round trip; the same code path runs fine on one node.
     redis_service._app_apart = request.param == "redis-cluster-layout"
     yield redis_service

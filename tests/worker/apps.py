@@ -12,7 +12,8 @@ import os
 from google.genai import types
 
 from runtime.agents import LlmAgent
-from runtime.apps import App
+from runtime.apps import App, EventsCompactionConfig
+from runtime.apps.llm_event_summarizer import LlmEventSummarizer
 from runtime.events import Event
 from runtime.models import LlmRequest, ScriptedLlm
 from runtime.plugins import BasePlugin
@@ -279,3 +280,22 @@ def _plugged_turn(request: LlmRequest):
 
 plugged_app = App(name="plugged", root_agent=LlmAgent(
     name="plugged", model=ScriptedLlm(responder=_plugged_turn), tools=[get_weather]), plugins=[_WorkerPlugin("wp")])
+
+
+# --- events compaction: the model is shown a summary of older invocations ------------------------------
+
+
+def _shown(request: LlmRequest) -> str:
+    """The request's contents as ``role:text`` lines joined by '|': the answer shows what the model was sent."""
+    return "|".join(f"{c.role}:{c.parts[0].text}" for c in request.contents)
+
+
+def _summary(request: LlmRequest) -> str:
+    history = request.contents[0].parts[0].text.split("\n\n", 1)[1]
+    return f"summary of {len(history.splitlines())} lines"
+
+
+compacting_app = App(
+    name="compacting", root_agent=LlmAgent(name="compacting", model=ScriptedLlm(responder=_shown)),
+    events_compaction_config=EventsCompactionConfig(
+        compaction_interval=2, overlap_size=0, summarizer=LlmEventSummarizer(llm=ScriptedLlm(responder=_summary))))

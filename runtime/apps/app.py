@@ -7,30 +7,24 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from .agents.base_agent import BaseAgent
-from .errors import AppNotFoundError, UsageError
-from .plugins.base_plugin import BasePlugin
+from ..agents.base_agent import BaseAgent
+from ..errors import AppNotFoundError, UsageError
+from ..plugins.base_plugin import BasePlugin
+from ._configs import EventsCompactionConfig, ResumabilityConfig
+
+__all__ = ["App", "EventsCompactionConfig", "ResumabilityConfig", "load_app"]
 
 # ADK App fields agentq does not implement yet: refused by name rather than accepted and ignored.
-UNSUPPORTED_ADK_FIELDS = ("events_compaction_config", "context_cache_config")
-
-
-class ResumabilityConfig(BaseModel):
-    """Whether the app's invocations checkpoint their progress and pause on long-running calls.
-
-    Resumable runs commit ``agent_state`` / ``end_of_agent`` events (workflow progress, finished agents), and a
-    pending long-running call pauses the whole invocation. The worker always runs apps resumable.
-    """
-
-    is_resumable: bool = False
+UNSUPPORTED_ADK_FIELDS = ("context_cache_config",)
 
 
 class App(BaseModel):
-    """An application: its name (the sessions' app_name), its root agent, and the plugins every Runner of it
-    (in-process or in a worker) applies to all its agents, model and tool calls.
+    """An application: its name (the sessions' app_name), its root agent, the plugins every Runner of it
+    (in-process or in a worker) applies to all its agents, model and tool calls, and when its sessions'
+    older events are summarised (``events_compaction_config``, see ``runtime.apps.compaction``).
 
-    A field ADK's App has and agentq does not support yet (``events_compaction_config``,
-    ``context_cache_config``) raises UsageError naming it, as does any other unknown field.
+    A field ADK's App has and agentq does not support yet (``context_cache_config``) raises UsageError naming
+    it, as does any other unknown field.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
@@ -39,6 +33,7 @@ class App(BaseModel):
     root_agent: BaseAgent
     description: str = ""
     plugins: list[BasePlugin] = Field(default_factory=list)
+    events_compaction_config: EventsCompactionConfig | None = None
     resumability_config: ResumabilityConfig | None = None
 
     def __init__(self, **data: Any):

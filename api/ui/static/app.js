@@ -1,0 +1,96 @@
+// The page: asks for a key when the API wants one, shows operations at a glance, routes #fragments to views.
+
+import { ApiError, auth, call, describe } from "./api.js";
+import { h, notice, tick } from "./dom.js";
+import { inboxView } from "./inbox.js";
+import { invocationView } from "./invocation.js";
+import { sessionView } from "./session.js";
+
+const SUMMARY_EVERY_MS = 5000;
+const view = document.getElementById("view");
+const ops = document.getElementById("ops");
+const banner = document.getElementById("banner");
+const keyBox = document.getElementById("key");
+let dispose = () => {};
+let asking = false;
+
+function route() {
+  dispose();
+  dispose = () => {};
+  if (asking) return;
+  const [path, query = ""] = location.hash.replace(/^#/, "").split("?");
+  const parts = path.split("/").filter(Boolean).map(decodeURIComponent);
+  if (parts[0] === "invocations" && parts[1]) dispose = invocationView(view, parts[1]);
+  else if (parts[0] === "sessions" && parts.length === 4) dispose = sessionView(view, parts[1], parts[2], parts[3]);
+  else dispose = inboxView(view, new URLSearchParams(query));
+}
+
+function askForKey(message) {
+  if (asking) return;
+  asking = true;
+  dispose();
+  dispose = () => {};
+  const input = h("input", { type: "password", id: "api-key", name: "key", autocomplete: "off", required: true });
+  const problem = h("div", {}, message ? notice("error", message) : null);
+  view.replaceChildren(h("form", {
+    class: "key-form",
+    onsubmit: async (event) => {
+      event.preventDefault();
+      auth.key = input.value.trim();
+      try {
+        await call("GET", "/ops/summary");
+      } catch (error) {
+        problem.replaceChildren(notice("error", describe(error)));
+        return;
+      }
+      asking = false;
+      showKey();
+      refreshSummary();
+      route();
+    },
+  }, h("h1", {}, "Sign in"),
+  h("p", {}, "This agentq API needs an API key. The page only shows what that key may see; the key stays in this tab."),
+  h("label", {}, "API key ", input), problem, h("button", { type: "submit" }, "Use this key")));
+  input.focus();
+}
+
+function showKey() {
+  keyBox.replaceChildren(...(auth.key ? [`key …${auth.key.slice(-4)} `, h("button", {
+    type: "button", class: "plain", onclick: () => { auth.key = ""; showKey(); askForKey(); },
+  }, "Forget key")] : []));
+}
+
+async function refreshSummary() {
+  if (asking) return;
+  try {
+    const summary = await call("GET", "/ops/summary");
+    const counts = Object.entries(summary.counts).map(([status, n]) => h("span", { class: `count status-${status}` },
+      h("b", {}, String(n)), ` ${status}`));
+    ops.replaceChildren(...counts, h("span", { class: "count" }, h("b", {}, String(summary.queueDepth)), " in queue"),
+      h("span", { class: `count ${summary.workersAlive ? "" : "bad"}` }, h("b", {}, String(summary.workersAlive)),
+        ` worker${summary.workersAlive === 1 ? "" : "s"} alive`));
+    banner.hidden = summary.workersAlive > 0;
+    banner.textContent = "No worker is alive: queued and answered invocations wait until a worker runs "
+      + "(start one with: agentq worker --app module:app).";
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 401) return;
+    banner.hidden = false;
+    banner.textContent = `Operations summary unavailable: ${describe(error)}`;
+  }
+}
+
+auth.onUnauthorized = () => askForKey(auth.key ? "This key is not accepted: enter a valid API key." : null);
+window.addEventListener("hashchange", route);
+window.addEventListener("agentq:changed", () => refreshSummary());
+setInterval(tick, 1000);
+setInterval(refreshSummary, SUMMARY_EVERY_MS);
+showKey();
+(async () => {
+  try {
+    await call("GET", "/ops/summary");
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 401) return; // askForKey is showing
+  }
+  refreshSummary();
+  route();
+})();

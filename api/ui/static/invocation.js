@@ -1,0 +1,172 @@
+// An invocation: where it stands, what it waits for, cancel, and its timeline (live until it is final).
+
+import { FINAL, call, describe, followInvocation } from "./api.js";
+import { argsTable, pendingCall } from "./calls.js";
+import { clock, dateTime, duration, h, json, notice, pill } from "./dom.js";
+
+const STALE_STREAM_MS = 2500; // a final invocation whose stream entries expired: use the session's history
+
+/** Render invocation ``id`` into ``root``; returns a function that stops following it. */
+export function invocationView(root, id) {
+  const stop = new AbortController();
+  const rows = [];
+  const summary = h("div", { class: "summary" });
+  const pending = h("div", { class: "pending" });
+  const timeline = h("tbody", {});
+  const live = h("div", { class: "live" });
+  const problem = h("div", {});
+  root.replaceChildren(
+    h("div", { class: "title" }, h("h1", {}, "Invocation ", h("code", {}, id)), live),
+    problem, summary, pending,
+    h("h2", {}, "Timeline"),
+    h("table", { class: "timeline" },
+      h("thead", {}, h("tr", {}, h("th", {}, "time"), h("th", {}, "+"), h("th", {}, "what"), h("th", {}, "details"))),
+      timeline));
+  let record = null;
+
+  function showRecord(next) {
+    record = next;
+    const session = [next.appName, next.userId, next.sessionId].map(encodeURIComponent).join("/");
+    summary.replaceChildren(h("dl", {},
+      h("dt", {}, "status"), h("dd", {}, pill(next.status)),
+      h("dt", {}, "agent"), h("dd", {}, next.appName),
+      h("dt", {}, "user"), h("dd", {}, next.userId),
+      h("dt", {}, "session"), h("dd", {}, h("a", { href: `#/sessions/${session}` }, next.sessionId)),
+      h("dt", {}, "created"), h("dd", {}, next.createdAt ? dateTime(next.createdAt * 1000) : "?"),
+      next.finishedAt ? [h("dt", {}, "took"), h("dd", {}, duration((next.finishedAt - next.createdAt) * 1000))] : null,
+      next.error ? [h("dt", {}, "error"), h("dd", { class: "error-text" }, `${next.error.type}: ${next.error.message}`)] : null,
+      next.cancelReason ? [h("dt", {}, "cancelled"), h("dd", {}, next.cancelReason)] : null));
+    if (!FINAL.has(next.status)) summary.append(cancelForm());
+    pending.replaceChildren(...(next.status === "parked" && next.pendingCalls.length
+      ? [h("h2", {}, "Waiting for an answer"), ...next.pendingCalls.map((c) => pendingCall(next, c, { onAnswered: refresh }))]
+      : []));
+  }
+
+  function cancelForm() {
+    const reason = h("input", { type: "text", name: "reason", placeholder: "reason (optional)" });
+    const result = h("span", {});
+    return h("form", {
+      class: "cancel",
+      onsubmit: async (event) => {
+        event.preventDefault();
+        try {
+          const body = reason.value.trim() ? { reason: reason.value.trim() } : {};
+          showRecord(await call("POST", `/invocations/${encodeURIComponent(id)}/cancel`, body));
+        } catch (error) {
+          const settled = error.status === 409 && `It cannot be cancelled any more (${error.detail}).`;
+          result.replaceChildren(notice(settled ? "conflict" : "error", settled || describe(error)));
+        }
+      },
+    }, reason, h("button", { type: "submit", class: "reject" }, "Cancel invocation"), result);
+  }
+
+  async function refresh() {
+    try {
+      showRecord(await call("GET", `/invocations/${encodeURIComponent(id)}`, undefined, { signal: stop.signal }));
+    } catch (error) {
+      if (!stop.signal.aborted) problem.replaceChildren(notice("error", describe(error)));
+    }
+  }
+
+  function add(frame) {
+    const row = frame.event === "status" ? statusRow(frame) : eventRows(frame.data, entryTime(frame.id));
+    rows.push(...row);
+    renderTimeline(timeline, rows);
+    if (frame.event === "status") refresh();
+  }
+
+  (async () => {
+    await refresh();
+    if (!record) return;
+    let lastFrame = Date.now();
+    let sawFinal = false;
+    const follower = new AbortController();
+    const watch = FINAL.has(record.status) && setInterval(() => {
+      if (!sawFinal && Date.now() - lastFrame > STALE_STREAM_MS) {
+        clearInterval(watch);
+        follower.abort();
+        fromHistory(record, rows, timeline);
+      }
+    }, 500);
+    stop.signal.addEventListener("abort", () => { follower.abort(); clearInterval(watch); });
+    live.replaceChildren(h("span", { class: "dot on" }), "live");
+    await followInvocation(id, {
+      signal: follower.signal,
+      onFrame: (frame) => {
+        lastFrame = Date.now();
+        if (frame.event === "status" && FINAL.has(frame.data.status)) sawFinal = true;
+        add(frame);
+      },
+      onRecord: showRecord,
+      onTrouble: (error) => live.replaceChildren(h("span", { class: `dot ${error ? "off" : "on"}` }),
+        error ? `live updates interrupted: ${describe(error)}` : "live"),
+    });
+    clearInterval(watch);
+    live.replaceChildren(h("span", { class: "dot done" }), "final");
+  })();
+  return () => stop.abort();
+}
+
+function statusRow(frame) {
+  const { status, detail = {} } = frame.data;
+  const calls = (detail.pendingCalls || []).length;
+  const words = {
+    queued: detail.resumed ? "again, after an answer" : "",
+    parked: `waiting on ${calls || "a"} call${calls > 1 ? "s" : ""}`,
+  };
+  const more = detail.error ? `${detail.error.type}: ${detail.error.message}` : detail.reason || "";
+  return [{ at: entryTime(frame.id), status, what: words[status] || "", details: more }];
+}
+
+// Stream entry ids start with the Redis server's clock (ms): one clock for every row, in commit order.
+const entryTime = (id) => Number(String(id).split("-")[0]);
+
+/** Timeline rows of a committed event, at ``at`` ms (default: the event's own timestamp). */
+function eventRows(event, at = event?.timestamp * 1000) {
+  if (!event || event.partial) return [];
+  const who = event.author === "user" ? "user" : event.author;
+  return (event.content?.parts || []).map((part) => {
+    if (part.functionCall) {
+      const c = part.functionCall;
+      return { at, callId: c.id, what: `${who} calls ${c.name}`, details: argsTable(c.args) };
+    }
+    if (part.functionResponse) {
+      const r = part.functionResponse;
+      return { at, answers: r.id, what: `${r.name} answered`, details: h("pre", {}, json(r.response)) };
+    }
+    if (part.text) return { at, what: who === "user" ? "user message" : `${who} says`, details: part.text };
+    return null;
+  }).filter(Boolean);
+}
+
+function renderTimeline(body, rows) {
+  const callTimes = new Map(rows.filter((r) => r.callId).map((r) => [r.callId, r.at]));
+  const statuses = rows.filter((r) => r.status);
+  body.replaceChildren(...rows.map((row, i) => {
+    const notes = [];
+    if (row.answers && callTimes.has(row.answers)) notes.push(`took ${duration(row.at - callTimes.get(row.answers))}`);
+    if (row.status && !FINAL.has(row.status)) {
+      const next = statuses[statuses.indexOf(row) + 1];
+      notes.push(next ? `for ${duration(next.at - row.at)}` : "so far");
+    }
+    return h("tr", { class: row.status ? `status status-${row.status}` : "event" },
+      h("td", { class: "time" }, clock(row.at)),
+      h("td", { class: "delta" }, i ? `+${duration(row.at - rows[i - 1].at)}` : ""),
+      h("td", {}, row.status ? pill(row.status) : null, " ", row.what, notes.length ? h("small", {}, ` (${notes.join(", ")})`) : null),
+      h("td", {}, row.details));
+  }));
+}
+
+async function fromHistory(record, rows, body) {
+  // The stream entries of an old invocation were trimmed: its committed events are still in the session.
+  try {
+    const [app, user, sid] = [record.appName, record.userId, record.sessionId].map(encodeURIComponent);
+    const session = await call("GET", `/apps/${app}/users/${user}/sessions/${sid}`);
+    const events = session.events.filter((e) => e.invocationId === record.invocationId);
+    rows.splice(0, rows.length, ...events.flatMap((event) => eventRows(event)));
+    rows.push({ at: record.finishedAt * 1000, status: record.status, what: "", details: "" });
+    renderTimeline(body, rows);
+  } catch (error) {
+    body.replaceChildren(h("tr", {}, h("td", { colspan: "4" }, describe(error))));
+  }
+}

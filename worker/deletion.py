@@ -1,0 +1,72 @@
+"""Deleting a session: every key of it goes, and its invocations that are not final are cancelled.
+
+One script on the user's hash tag does it all or nothing (``scripts.DELETE_SESSION``). Lua may only touch keys
+it is given, so the invocations (the session's active set and queue) and artifact files are read first and
+passed in; the script refuses ('changed') if either grew meanwhile, and the read is done again.
+
+A cancelled invocation's record stays, cancelled with the reason, for its retention (``GET /invocations/{id}``
+answers, a waiter wakes on its settled stream, a follower of its events gets the cancelled status); a worker
+running one finds its lease gone and stops before its next commit or tool call. The bookkeeping outside the
+user's tag (the reaper's and watchdog's entries, call deadlines, the app's user set) is dropped after.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from runtime.errors import RetryableError
+from runtime.redis_store import keys
+from runtime.redis_store.lua import LuaScript
+
+from . import scripts
+from .codec import dumps
+
+log = logging.getLogger("agentq.worker")
+_DELETE = LuaScript(scripts.DELETE_SESSION)
+_ATTEMPTS = 20
+
+
+async def delete_session(store, app: str, user: str, session_id: str, reason: str) -> list[str]:
+    """Delete the session; the ids of the invocations it cancelled (deleting a missing session is no error)."""
+    fixed = [
+        keys.session_meta(app, user, session_id), keys.session_state(app, user, session_id),
+        keys.session_events(app, user, session_id), keys.session_event_times(app, user, session_id),
+        keys.session_stream(app, user, session_id), keys.session_active_invocations(app, user, session_id),
+        keys.session_queue(app, user, session_id), keys.session_lease(app, user, session_id),
+        keys.session_fence(app, user, session_id), keys.artifact_index(app, user, session_id),
+        keys.user_sessions(app, user), keys.user_session_ids(app, user), keys.user_parked(app, user),
+    ]
+    error = dumps({"type": "InvocationCancelledError", "message": reason})
+    for _ in range(_ATTEMPTS):
+        active, queued, files = await store.batch(("ZRANGE", fixed[5], 0, -1), ("LRANGE", fixed[6], 0, -1),
+                                                  ("SMEMBERS", fixed[9]))
+        for reply in (active, queued, files):
+            if isinstance(reply, Exception):
+                raise reply
+        ids = list(dict.fromkeys([*active, *queued]))
+        files = sorted(files)
+        per_invocation = [key for invocation_id in ids for key in (
+            keys.invocation(app, user, invocation_id), keys.invocation_settled(app, user, invocation_id),
+            keys.invocation_journal(app, user, invocation_id))]
+        file_keys = [keys.artifact_versions(app, user, session_id, name) for name in files]
+        reply = await _DELETE(store.mux, [*fixed, *per_invocation, *file_keys],
+                              [session_id, time.time(), len(ids), len(files), reason, error, *ids, *files])
+        if reply[0] == "ok":
+            break
+    else:
+        raise RetryableError(f"session {session_id!r} kept changing while it was being deleted")
+    _, cancelled, calls, sessions_left = reply
+    cleanup = [("ZREM", keys.session_expiries(), dumps([app, user, session_id]))]
+    if cancelled:
+        cleanup += [("ZREM", keys.lease_expiries(), *cancelled), ("ZREM", keys.dispatch_due(), *cancelled)]
+    if calls:
+        cleanup.append(("ZREM", keys.call_deadlines(), *calls))
+    if not sessions_left:
+        cleanup.append(("SREM", keys.app_users(app), user))
+    await store.batch(*cleanup)
+    if not sessions_left and await store.mux.execute_command("SCARD", keys.user_sessions(app, user)):
+        await store.mux.execute_command("SADD", keys.app_users(app), user)  # a session was created meanwhile
+    for invocation_id in cancelled:
+        log.info("invocation %s: cancelled (%s)", invocation_id, reason)
+    return list(cancelled)

@@ -1,0 +1,162 @@
+"""The parked inbox across users and apps: pages, newest first, of every (app, user) pair a reader may see.
+
+Each (app, user) has its own parked index (``keys.user_parked``, kept by the status scripts). One script merges
+them on the server (a k-way merge: each index's newest entry after the cursor, its next one only when that
+one is taken) into the newest ``page_size + 1`` and counts the total; a second round trip reads the page's
+records. The order is the one of ``worker.listing`` (creation time, then id, both descending), so the cursor
+(time, id) is exact across pairs: an invocation parked throughout is listed exactly once, whatever parks or
+resumes meanwhile.
+
+Cost: one round trip and O((pairs + page size) * log n) server work, flat in the number of parked invocations;
+it grows with the number of (app, user) pairs looked at, which a filter by app and user narrows to one. The
+scripts touch keys of many users, which is fine here: the invocation store's Redis is Celery's, never a
+Cluster (``worker.scripts``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from runtime.errors import UsageError
+from runtime.redis_store import keys
+from runtime.redis_store.lua import LuaScript
+
+from .codec import decode_record
+from .listing import Page, check_page_size, decode_token, encode_token
+from .record import InvocationRecord
+
+Pair = tuple[str, str]
+"""(app, user)."""
+
+_MERGE = LuaScript("""
+-- KEYS: parked indexes; ARGV: top ('+inf' or the cursor's score), last id ('' = from the start), count
+-- Returns {total size of all KEYS, then (key number, member, score) of the newest `count` entries after the
+-- cursor, newest first}. Equal scores order by member, descending, as ZREVRANGEBYSCORE returns them.
+-- A k-way merge: each index gives its newest entry first and its next one only when that one is taken, so
+-- the work is one read per index plus one per entry returned.
+local top, last, count = ARGV[1], ARGV[2], tonumber(ARGV[3])
+local top_score = tonumber(top)
+local function newer(a, b)
+  if a.score ~= b.score then return a.score > b.score end
+  return a.member > b.member
+end
+local function read(k, offset)  -- the index's entry at `offset` or later that is after the cursor
+  while true do
+    local got = redis.call('ZREVRANGEBYSCORE', KEYS[k], top, '-inf', 'WITHSCORES', 'LIMIT', offset, 1)
+    if #got == 0 then return nil end
+    local score = tonumber(got[2])
+    if last == '' or score < top_score or got[1] < last then
+      return {score = score, member = got[1], k = k, text = got[2], offset = offset}
+    end
+    offset = offset + 1
+  end
+end
+local heap = {}
+local function push(entry)
+  heap[#heap + 1] = entry
+  local i = #heap
+  while i > 1 and newer(heap[i], heap[math.floor(i / 2)]) do
+    local parent = math.floor(i / 2)
+    heap[i], heap[parent] = heap[parent], heap[i]
+    i = parent
+  end
+end
+local function pop()
+  local newest = heap[1]
+  heap[1] = heap[#heap]
+  heap[#heap] = nil
+  local i = 1
+  while true do
+    local left, right, pick = 2 * i, 2 * i + 1, i
+    if left <= #heap and newer(heap[left], heap[pick]) then pick = left end
+    if right <= #heap and newer(heap[right], heap[pick]) then pick = right end
+    if pick == i then return newest end
+    heap[i], heap[pick] = heap[pick], heap[i]
+    i = pick
+  end
+end
+local total = 0
+for k = 1, #KEYS do
+  total = total + redis.call('ZCARD', KEYS[k])
+  local head = read(k, 0)
+  if head then push(head) end
+end
+local reply = {total}
+while #heap > 0 and #reply < 1 + 3 * count do
+  local entry = pop()
+  reply[#reply + 1] = entry.k
+  reply[#reply + 1] = entry.member
+  reply[#reply + 1] = entry.text
+  local following = read(entry.k, entry.offset + 1)
+  if following then push(following) end
+end
+return reply
+""")
+
+_FINGERPRINT = LuaScript("""
+-- KEYS: parked indexes. Returns {total size, a digest of each index's size and newest and oldest member}.
+local total, parts = 0, {}
+for k = 1, #KEYS do
+  local size = redis.call('ZCARD', KEYS[k])
+  total = total + size
+  if size > 0 then
+    parts[#parts + 1] = k .. ':' .. size .. ':' .. redis.call('ZRANGE', KEYS[k], -1, -1)[1] .. ':'
+      .. redis.call('ZRANGE', KEYS[k], 0, 0)[1]
+  end
+end
+return {total, redis.sha1hex(table.concat(parts, ' '))}
+""")
+
+
+async def user_pairs(redis: Any, apps: list[str], users: list[str] | None) -> list[Pair]:
+    """(app, user) pairs of ``users`` in each of ``apps``; ``users`` None: every user with a session there."""
+    if users is not None:
+        return [(app, user) for app in apps for user in users]
+    pipe = redis.pipeline(transaction=False)
+    for app in apps:
+        pipe.smembers(keys.app_users(app))
+    members = await pipe.execute() if apps else []
+    return [(app, _text(user)) for app, found in zip(apps, members, strict=True) for user in sorted(map(_text, found))]
+
+
+async def parked_page(redis: Any, pairs: list[Pair], *, page_size: int = 25,
+                      page_token: str | None = None) -> tuple[Page[InvocationRecord], int]:
+    """A page of the parked invocations of ``pairs``, newest first, and how many are parked in all."""
+    check_page_size(page_size)
+    top, last = "+inf", ""
+    if page_token:
+        top, last = _cursor(page_token)
+    reply = await _MERGE(redis, [keys.user_parked(app, user) for app, user in pairs], [top, last, page_size + 1])
+    total, flat = int(reply[0]), reply[1:]
+    found = [(pairs[int(flat[i]) - 1], _text(flat[i + 1]), float(flat[i + 2])) for i in range(0, len(flat), 3)]
+    page, more = found[:page_size], len(found) > page_size
+    pipe = redis.pipeline(transaction=False)
+    for (app, user), member, _ in page:
+        pipe.hgetall(keys.invocation(app, user, member))
+    records = []
+    for fields in await pipe.execute() if page else []:
+        record = decode_record({_text(k): _text(v) for k, v in fields.items()}) if fields else None
+        if record is not None and record.status == "parked":  # else resumed or gone since the index was read
+            records.append(record)
+    token = encode_token("p", page[-1][2], page[-1][1]) if more else None
+    return Page(items=records, next_page_token=token), total
+
+
+async def fingerprint(redis: Any, pairs: list[Pair]) -> tuple[int, str]:
+    """The parked total and a digest that changes when an invocation of ``pairs`` parks or leaves the inbox."""
+    total, digest = await _FINGERPRINT(redis, [keys.user_parked(app, user) for app, user in pairs], [])
+    return int(total), _text(digest)
+
+
+def _cursor(page_token: str) -> tuple[str, str]:
+    """The (score, id) a page token holds, as the merge script takes them; UsageError for a made-up token."""
+    position = decode_token(page_token, "p")
+    try:
+        score, last_id = position
+        return repr(float(score)), str(last_id)
+    except (TypeError, ValueError):
+        raise UsageError(f"page token {page_token[:80]!r} is not one this listing handed out") from None
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)

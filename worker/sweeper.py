@@ -1,0 +1,119 @@
+"""Sweeper passes, run by every worker's reaper about once a second; whichever worker ZREMs an entry acts on it.
+
+- Retention: every invocation has an entry in ``keys.retention_due`` from its enqueue on. When it is due the
+  sweeper looks at the record. Not final (queued, running, parked): look again one retention period later,
+  so a parked invocation is kept however long it waits. Final: its record, settled stream and tool journal
+  expire by themselves (TTLs set when it settled); look again when they have. Gone: remove what lived outside
+  its own keys, its index entry and listing entries, and the entry itself. A final record without a TTL
+  (settled before retention existed) gets one.
+- Idle sessions (only with ``RetentionPolicy.session_idle_s``): ``keys.session_expiries`` holds each session's
+  earliest possible expiry, pushed back on every enqueue. When it is due and nothing was committed for the
+  TTL and nothing is queued or running, the session is deleted like ``DELETE session`` (its parked
+  invocations cancelled, saying why). A worker without a session TTL drops the entries it finds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+
+from runtime.redis_store import keys
+
+from .record import FINAL
+
+log = logging.getLogger("agentq.sweeper")
+BATCH = 1000
+"""Entries of each kind one pass takes on."""
+GRACE_MS = 100
+"""Looked at this long after a record's TTL runs out, so it is gone by then."""
+
+
+async def sweep_once(store) -> int:
+    """One pass over both sets; the number of entries acted on."""
+    now_ms = int(time.time() * 1000)
+    return await _sweep_invocations(store, now_ms) + await _sweep_sessions(store, now_ms)
+
+
+async def _claim(store, key: str, now_ms: int) -> list[str]:
+    """Due members of ``key`` this process removed first (the others are another worker's)."""
+    due = await store.mux.execute_command("ZRANGEBYSCORE", key, "-inf", now_ms, "LIMIT", 0, BATCH)
+    if not due:
+        return []
+    removed = await store.batch(*[("ZREM", key, member) for member in due])
+    return [member for member, reply in zip(due, removed, strict=True) if reply == 1]
+
+
+async def _sweep_invocations(store, now_ms: int) -> int:
+    ids = await _claim(store, keys.retention_due(), now_ms)
+    if not ids:
+        return 0
+    located = await store.batch(*[("HGET", keys.invocation_index(), invocation_id) for invocation_id in ids])
+    where = {invocation_id: json.loads(raw) for invocation_id, raw in zip(ids, located, strict=True)
+             if isinstance(raw, str)}  # no index entry: swept already
+    probes = []
+    for invocation_id, (app, user, _) in where.items():
+        record = keys.invocation(app, user, invocation_id)
+        probes += [("HGET", record, "status"), ("PTTL", record), ("HGET", record, "retention_s")]
+    replies = await store.batch(*probes)
+    commands: list[tuple] = []
+    for n, (invocation_id, (app, user, _)) in enumerate(where.items()):
+        status, ttl_ms, retention = replies[3 * n : 3 * n + 3]
+        if any(isinstance(reply, Exception) for reply in (status, ttl_ms, retention)):
+            commands.append(("ZADD", keys.retention_due(), now_ms + 1000, invocation_id))  # look again soon
+            continue
+        keep_ms = int(float(retention or store.retention.settled_s) * 1000)
+        own = (keys.invocation(app, user, invocation_id), keys.invocation_settled(app, user, invocation_id),
+               keys.invocation_journal(app, user, invocation_id))
+        if status is None:
+            commands += [("HDEL", keys.invocation_index(), invocation_id),
+                         ("ZREM", keys.user_invocations(app, user), invocation_id),
+                         ("ZREM", keys.user_parked(app, user), invocation_id),
+                         ("DEL", *own)]  # a journal or settled stream a stalled worker wrote late
+            continue
+        if status in FINAL and ttl_ms < 0:
+            commands += [("PEXPIRE", key, keep_ms) for key in own]
+            ttl_ms = keep_ms
+        wait_ms = ttl_ms + GRACE_MS if status in FINAL else keep_ms
+        commands.append(("ZADD", keys.retention_due(), now_ms + wait_ms, invocation_id))
+    for reply in await store.batch(*commands):
+        if isinstance(reply, Exception):
+            raise reply
+    return len(ids)
+
+
+async def _sweep_sessions(store, now_ms: int) -> int:
+    members = await _claim(store, keys.session_expiries(), now_ms)
+    idle_s = store.retention.session_idle_s
+    if not members or idle_s is None:
+        return len(members)
+    sessions = [json.loads(member) for member in members]
+    probes = []
+    for app, user, sid in sessions:
+        probes += [("HGET", keys.session_meta(app, user, sid), "last_update_time"),
+                   ("LLEN", keys.session_queue(app, user, sid))]
+    replies = await store.batch(*probes)
+    later: list = []
+    doomed = []
+    for n, (member, (app, user, sid)) in enumerate(zip(members, sessions, strict=True)):
+        last, queued = replies[2 * n], replies[2 * n + 1]
+        if last is None:
+            continue  # deleted already
+        if isinstance(last, Exception) or isinstance(queued, Exception) or queued:
+            later += [now_ms + int(idle_s * 1000), member]  # busy: it cannot be idle before a TTL from now
+            continue
+        idle_until = int((float(last) + idle_s) * 1000)
+        if idle_until > now_ms:
+            later += [idle_until, member]
+        else:
+            doomed.append((app, user, sid))
+    if later:
+        await store.mux.execute_command("ZADD", keys.session_expiries(), "GT", *later)
+    reason = f"session was idle for more than {idle_s:g}s and expired"
+    for start in range(0, len(doomed), 100):
+        await asyncio.gather(*(store.delete_session(app, user, sid, reason) for app, user, sid in
+                               doomed[start : start + 100]))
+    if doomed:
+        log.info("deleted %d idle session(s)", len(doomed))
+    return len(members)

@@ -1,0 +1,71 @@
+"""Worker liveness: every worker process beats once a second; "alive" means it beat within ``ALIVE_S``.
+
+``keys.workers()`` says which workers announced themselves when ready; it cannot tell a working worker from one
+that was SIGKILLed or cut off. So each worker's host loop also scores its name in ``keys.workers_alive()`` with
+the time of its latest beat: a reader needs one ZRANGE whatever the number of workers that ever ran, and names
+that stopped beating a day ago are dropped by the beats themselves.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from runtime.redis_store import keys
+
+BEAT_S = 1.0
+"""How often a worker beats."""
+ALIVE_S = 5.0
+"""A worker whose latest beat is older than this is not alive (a few missed beats are tolerated)."""
+FORGET_S = 86_400.0
+"""Beats older than this are removed."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class AliveWorker:
+    """A worker that beat within ``ALIVE_S``: its name, when it last beat, and the apps it announced."""
+
+    name: str
+    last_beat: float
+    apps: list[str]
+
+
+def beater(store: Any, name: str):
+    """The step a worker host runs every ``BEAT_S``: score ``name`` with now, drop long-silent names."""
+
+    async def alive_beat() -> None:
+        now_ms = int(time.time() * 1000)
+        replies = await store.batch(
+            ("ZADD", keys.workers_alive(), now_ms, name),
+            ("ZREMRANGEBYSCORE", keys.workers_alive(), "-inf", now_ms - int(FORGET_S * 1000)),
+        )
+        failed = next((reply for reply in replies if isinstance(reply, Exception)), None)
+        if failed is not None:
+            raise failed
+
+    return alive_beat
+
+
+async def alive_workers(redis: Any, *, now: float | None = None) -> list[AliveWorker]:
+    """The workers alive now, by name (``redis``: any redis.asyncio client, decoded replies or not)."""
+    since_ms = int(((time.time() if now is None else now) - ALIVE_S) * 1000)
+    reply = await redis.zrangebyscore(keys.workers_alive(), since_ms, "+inf", withscores=True)
+    beats = [(_text(name), score / 1000) for name, score in reply]
+    announced = await redis.hmget(keys.workers(), [name for name, _ in beats]) if beats else []
+    workers = [AliveWorker(name=name, last_beat=last_beat, apps=_apps(info))
+               for (name, last_beat), info in zip(beats, announced, strict=True)]
+    return sorted(workers, key=lambda worker: worker.name)
+
+
+def _apps(info: Any) -> list[str]:
+    """The apps of a ``keys.workers()`` entry (none for a worker that beats but did not announce itself)."""
+    try:
+        return [str(app) for app in json.loads(info).get("apps", [])] if info else []
+    except (ValueError, AttributeError):
+        return []
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
