@@ -20,6 +20,8 @@ PARTS = {
     "inbox": ["bench.inbox_bench"],
     "ui-inbox": ["bench.ui_inbox_bench"],
     "soak": ["bench.soak_bench"],
+    "long_session": ["bench.long_session_bench"],
+    "rss": ["bench.rss_bench"],
 }
 
 

@@ -6,9 +6,15 @@
 One worker process; each burst enqueues ``burst`` invocations at once, each on a fresh session, of the tool
 round trip with a model that thinks ``BENCH_BURST_LATENCY`` seconds per call (bench/worker_apps.py: burst), so
 that they are all in flight together; the burst is over when every one has completed and the worker holds no
-lease. The warm baseline is the worker's RSS after the warm-up bursts (they fill what is meant to stay filled:
-the parsed-history cache up to its budget, connection pools, import-time caches). Targets: after every measured
-burst, RSS within 10% of the baseline; no creep: the last burst ends no higher than the first (within 10% too).
+lease. Targets: after every measured burst, RSS within 10% of the warm baseline; no creep: the last burst ends
+no higher than the first (within 10% too); the growth per burst is printed.
+
+The warm baseline is the RSS after a first burst of the same size. CPython's small-object allocator keeps a
+1 MiB arena as long as one object lives in it, and the long-lived objects made during a burst (entries of
+bounded caches: key names, pydantic's JSON string cache, ...) end up in nearly every arena the burst used: the
+first burst's high-water mark stays (measured: about 5 of 70 arenas come back; malloc_trim returns under 1 MiB,
+those arenas are not glibc's). What a worker must do is reuse that memory for later bursts instead of adding to
+it: nothing it keeps per invocation may outlive the invocation unbounded.
 """
 
 from __future__ import annotations
@@ -104,6 +110,7 @@ def report(results: dict) -> list[tuple[str, bool]]:
     running = min(cycle["peak_running"] for cycle in results["cycles"])
     worst = max(after) / base
     creep = after[-1] / after[0]
+    per_burst = (after[-1] - after[0]) / max(1, len(after) - 1)
     lost = sum(cycle["not_completed"] for cycle in results["cycles"] + results["warmups"])
     return [
         (f"worker RSS after each burst of {results['burst']} in flight (at least {running} at once): "
@@ -111,7 +118,7 @@ def report(results: dict) -> list[tuple[str, bool]]:
          f"(peaks {min(peaks):.0f}-{max(peaks):.0f} MiB; {results['started_rss_mb']:.0f} MiB at start)",
          worst <= 1.10),
         (f"no creep over {len(after)} bursts: last {after[-1]:.0f} MiB vs first {after[0]:.0f} MiB: {creep:.2f}x "
-         "<= 1.10x", creep <= 1.10),
+         f"<= 1.10x ({per_burst:+.1f} MiB per burst)", creep <= 1.10),
         (f"invocations not completed: {lost}", lost == 0),
     ]
 

@@ -35,8 +35,9 @@ from .state import check_serialisable, split_by_scope
 _Held = tuple[CachedHistory | None]
 """A read through the history cache: the cached entry it asked to be checked (None when there was none)."""
 
-_prefetched: contextvars.ContextVar[tuple[tuple[str, str, str], asyncio.Future, _Held | None] | None] = (
+_prefetched: contextvars.ContextVar[tuple[object, tuple[str, str, str], asyncio.Future, _Held | None] | None] = (
     contextvars.ContextVar("agentq_prefetched_session", default=None))
+"""(service, session key, reply, held): a read sent ahead by a service (see ``prefetch``)."""
 
 
 class RedisSessionService(BaseSessionService):
@@ -103,20 +104,20 @@ class RedisSessionService(BaseSessionService):
         return build_session(meta, json_mapping(scopes["session"]), app_state, user_state, [])
 
     def prefetch(self, *, app_name: str, user_id: str, session_id: str) -> None:
-        """Send a whole-session read now; the next plain ``get_session`` of that session in this context takes
+        """Send the session's read now; the next plain ``get_session`` of that session in this context takes
         its reply instead of reading again. A worker sends it right behind its lease claim, so the Runner's
         first read costs no round trip of its own; reads queue in order behind the claim, so it sees every
         commit made before the lease was taken."""
         key = (app_name, user_id, session_id)
         read, held = self._read(key, None)
-        _prefetched.set((key, asyncio.ensure_future(read), held))
+        _prefetched.set((self, key, asyncio.ensure_future(read), held))
 
     def drop_prefetch(self) -> None:
         """Forget a prefetched read that will not be used."""
         pending = _prefetched.get()
         if pending is not None:
             _prefetched.set(None)
-            pending[1].cancel()
+            pending[2].cancel()
 
     async def get_session(
         self, *, app_name: str, user_id: str, session_id: str, config: GetSessionConfig | None = None
@@ -126,9 +127,9 @@ class RedisSessionService(BaseSessionService):
         after = config.after_timestamp if config else None
         client = self._clients.get()
         pending = _prefetched.get()
-        if pending is not None and config is None and pending[0] == key:
+        if pending is not None and config is None and pending[0] is self and pending[1] == key:
             _prefetched.set(None)
-            reply, held = await pending[1], pending[2]
+            reply, held = await pending[2], pending[3]
         else:
             read, held = self._read(key, config)
             reply = await read
@@ -199,7 +200,7 @@ class RedisSessionService(BaseSessionService):
         so what the Runner derived from them in an earlier invocation is found again; else a new dict."""
         entry = None if self.histories is None else self.histories.get((session.app_name, session.user_id,
                                                                          session.id))
-        if entry is None:
+        if entry is None or not entry.intact(entry.count):
             return {}
         if session.events is entry.events:
             return entry.derived
