@@ -69,6 +69,7 @@ async def acquire(
     claim leaves a message prepared at enqueue to their Runner instead of committing it."""
     where = await store.locate(invocation_id)
     sessions = store.session_service
+    loads = _ACQUIRE.loads
     claiming = asyncio.ensure_future(_ACQUIRE(store.mux, [
         store.record_key(invocation_id, where), keys.session_queue(where.app, where.user, where.session),
         keys.session_lease(where.app, where.user, where.session),
@@ -85,6 +86,10 @@ async def acquire(
     except BaseException:
         sessions.drop_prefetch()
         raise
+    if _ACQUIRE.loads != loads:
+        # The claim had to load its script first and so ran after the read sent behind it, which may have
+        # missed the message it committed: the Runner reads for itself.
+        sessions.drop_prefetch()
     if reply[0] != "ok":
         sessions.drop_prefetch()
         if reply[0] != "held":  # the holder (or the head's settle) is responsible for it now
