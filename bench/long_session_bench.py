@@ -20,7 +20,7 @@ import sys
 import tempfile
 import time
 
-from .worker_bench import agentq_workers, cpu_seconds
+from .worker_bench import agentq_workers, cpu_seconds, print_checks
 
 
 async def _one(client, session_id: str, user: str, index: int) -> str:
@@ -118,10 +118,7 @@ def main(argv: list[str] | None = None) -> int:
             results = asyncio.run(measure(server.url, args.n, args.window, workers["bench-long"].pid,
                                           server._process.pid))
     print(json.dumps(results, indent=2))
-    checks = report(results)
-    for text, ok in checks:
-        print(("PASS " if ok else "MISS ") + text)
-    return 0 if all(ok for _, ok in checks) else 1
+    return 0 if print_checks(report(results)) else 1
 
 
 if __name__ == "__main__":

@@ -27,7 +27,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from .worker_bench import agentq_workers
+from .worker_bench import agentq_workers, print_checks
 
 SETTLED = {"completed", "failed", "cancelled", "parked"}
 
@@ -139,10 +139,7 @@ def main(argv: list[str] | None = None) -> int:
             results = asyncio.run(measure(server.url, workers["bench-rss"].pid, args.burst, args.warmups,
                                           args.cycles, args.settle))
     print(json.dumps(results, indent=2))
-    checks = report(results)
-    for text, ok in checks:
-        print(("PASS " if ok else "MISS ") + text)
-    return 0 if all(ok for _, ok in checks) else 1
+    return 0 if print_checks(report(results)) else 1
 
 
 if __name__ == "__main__":

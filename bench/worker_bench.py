@@ -366,8 +366,14 @@ def _report(results: dict) -> None:
                        f"{fo['bad_histories']} bad histories", fo["status"] == "completed" and not fo["bad_histories"]))
     lost = results.get("e2e", {}).get("bad_histories", 0) + results.get("e2e", {}).get("not_completed", 0)
     checks.append((f"lost or doubled events/side effects in the throughput run: {lost}", lost == 0))
+    print_checks(checks)
+
+
+def print_checks(checks: list[tuple[str, bool]]) -> bool:
+    """Print each check as a PASS or MISS line; True when every one passed."""
     for text, ok in checks:
         print(("PASS " if ok else "MISS ") + text)
+    return all(ok for _, ok in checks)
 
 
 if __name__ == "__main__":

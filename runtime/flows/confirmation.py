@@ -70,13 +70,18 @@ def request_event(ctx: InvocationContext, author: str, calls: list[types.Functio
     )
 
 
-def answered(events: list[Event], answer: Event) -> dict[str, tuple[types.FunctionCall, ToolConfirmation, str]]:
-    """The held calls ``answer`` (a client's message) confirms or rejects: original call id -> (the call, the
-    answer, the confirmation call's id). ``events`` are the invocation's earlier events."""
-    requests = {
+def _requests(events: list[Event]) -> dict[str, types.FunctionCall]:
+    """The ``adk_request_confirmation`` calls among ``events``, by id."""
+    return {
         call.id: call for event in events for call in event.get_function_calls()
         if call.name == REQUEST_CONFIRMATION_FUNCTION_CALL_NAME
     }
+
+
+def answered(events: list[Event], answer: Event) -> dict[str, tuple[types.FunctionCall, ToolConfirmation, str]]:
+    """The held calls ``answer`` (a client's message) confirms or rejects: original call id -> (the call, the
+    answer, the confirmation call's id). ``events`` are the invocation's earlier events."""
+    requests = _requests(events)
     found = {}
     for response in answer.get_function_responses():
         request = requests.get(response.id)
@@ -92,10 +97,7 @@ def check_answers(session_events: list[Event], responses: list[types.FunctionRes
     ``confirmed``) or replayed (the request was answered already); a nameless answer gets the request's name."""
     if not responses:  # a text message: no need to scan the history
         return
-    requests = {
-        call.id for event in session_events for call in event.get_function_calls()
-        if call.name == REQUEST_CONFIRMATION_FUNCTION_CALL_NAME
-    }
+    requests = _requests(session_events)
     mine = [response for response in responses if response.id in requests]
     if not mine:
         return
