@@ -19,6 +19,7 @@ from typing import Any
 
 from runtime.errors import UsageError
 from runtime.redis_store import keys
+from runtime.redis_store.codec import text
 from runtime.redis_store.lua import LuaScript
 
 from .codec import decode_record
@@ -116,7 +117,7 @@ async def user_pairs(redis: Any, apps: list[str], users: list[str] | None) -> li
     for app in apps:
         pipe.smembers(keys.app_users(app))
     members = await pipe.execute() if apps else []
-    return [(app, _text(user)) for app, found in zip(apps, members, strict=True) for user in sorted(map(_text, found))]
+    return [(app, text(user)) for app, found in zip(apps, members, strict=True) for user in sorted(map(text, found))]
 
 
 async def parked_page(redis: Any, pairs: list[Pair], *, page_size: int = 25,
@@ -128,14 +129,14 @@ async def parked_page(redis: Any, pairs: list[Pair], *, page_size: int = 25,
         top, last = _cursor(page_token)
     reply = await _MERGE(redis, [keys.user_parked(app, user) for app, user in pairs], [top, last, page_size + 1])
     total, flat = int(reply[0]), reply[1:]
-    found = [(pairs[int(flat[i]) - 1], _text(flat[i + 1]), float(flat[i + 2])) for i in range(0, len(flat), 3)]
+    found = [(pairs[int(flat[i]) - 1], text(flat[i + 1]), float(flat[i + 2])) for i in range(0, len(flat), 3)]
     page, more = found[:page_size], len(found) > page_size
     pipe = redis.pipeline(transaction=False)
     for (app, user), member, _ in page:
         pipe.hgetall(keys.invocation(app, user, member))
     records = []
     for fields in await pipe.execute() if page else []:
-        record = decode_record({_text(k): _text(v) for k, v in fields.items()}) if fields else None
+        record = decode_record({text(k): text(v) for k, v in fields.items()}) if fields else None
         if record is not None and record.status == "parked":  # else resumed or gone since the index was read
             records.append(record)
     token = encode_token("p", page[-1][2], page[-1][1]) if more else None
@@ -145,7 +146,7 @@ async def parked_page(redis: Any, pairs: list[Pair], *, page_size: int = 25,
 async def fingerprint(redis: Any, pairs: list[Pair]) -> tuple[int, str]:
     """The parked total and a digest that changes when an invocation of ``pairs`` parks or leaves the inbox."""
     total, digest = await _FINGERPRINT(redis, [keys.user_parked(app, user) for app, user in pairs], [])
-    return int(total), _text(digest)
+    return int(total), text(digest)
 
 
 def _cursor(page_token: str) -> tuple[str, str]:
@@ -156,7 +157,3 @@ def _cursor(page_token: str) -> tuple[str, str]:
         return repr(float(score)), str(last_id)
     except (TypeError, ValueError):
         raise UsageError(f"page token {page_token[:80]!r} is not one this listing handed out") from None
-
-
-def _text(value: Any) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)
