@@ -181,19 +181,24 @@ async def _journaled(agent, ctx, tool, call, tool_context, journal_id) -> Any:
             response, actions = ctx.run.uncommitted[key]
             tool_context.actions.__dict__.update(actions.__dict__)  # what the tool asked for (transfer, state)
             return response
-        response = await _invoke(agent, tool, call, tool_context)
+        response, stopped = await _invoke_to_the_end(agent, tool, call, tool_context)
         # not a paused AgentTool's answer: no response event will clear it, and its next run must resume
         if not isinstance(response, _Crash) and not agent_tool_pause.is_paused(response):
             ctx.run.uncommitted[key] = (response, tool_context.actions)
+        if stopped:
+            raise asyncio.CancelledError
         return response
     previous = await journal.begin(ctx.invocation_id, journal_id, tool.name)
     if previous is not None and previous.status == "completed":
         return _reused(previous.response, tool_context)
+    stopped = False
     if previous is not None and not tool.idempotent:
         response: Any = in_doubt_error(tool.name)
     else:
-        response = await _invoke(agent, tool, call, tool_context)
+        response, stopped = await _invoke_to_the_end(agent, tool, call, tool_context)
     if isinstance(response, _Crash):  # not completed: the journal keeps it in doubt
+        if stopped:
+            raise asyncio.CancelledError
         return response
     if tool.is_long_running and not response:
         stored = NO_RESPONSE
@@ -203,7 +208,29 @@ async def _journaled(agent, ctx, tool, call, tool_context, journal_id) -> Any:
     if requests:  # kept with the answer: a reused answer must still ask for its confirmation
         stored = {**stored, _CONFIRMATIONS_KEY: {k: v.model_dump(mode="json") for k, v in requests.items()}}
     await journal.complete(ctx.invocation_id, journal_id, stored)
+    if stopped:
+        raise asyncio.CancelledError
     return response
+
+
+async def _invoke_to_the_end(agent, tool, call, tool_context) -> tuple[Any, bool]:
+    """The tool's outcome, and whether this task was cancelled while it ran.
+
+    A sync function tool runs on a thread, which nothing can stop: its side effect happens even if the run is
+    cancelled meanwhile (a stopped ParallelAgent branch, a worker giving an invocation up). So a cancelled caller
+    waits for the thread and keeps the answer (journaled, or held until committed) before it stops; a resumed run
+    then reuses it instead of calling the tool a second time. Other tools are cancelled as usual."""
+    if not getattr(tool, "runs_on_a_thread", False):
+        return await _invoke(agent, tool, call, tool_context), False
+    running = asyncio.ensure_future(_invoke(agent, tool, call, tool_context))
+    stopped = False
+    while True:
+        try:
+            return await asyncio.shield(running), stopped
+        except asyncio.CancelledError:
+            if running.cancelled():
+                raise
+            stopped = True
 
 
 _CONFIRMATIONS_KEY = "agentq:requested_tool_confirmations"

@@ -51,6 +51,11 @@ class FunctionTool(BaseTool):
         self._models = _pydantic_params(func)
         self._declaration: types.FunctionDeclaration | None = None
 
+    @property
+    def runs_on_a_thread(self) -> bool:
+        """A sync function runs on a pool thread, which a cancelled run cannot stop (see flows.functions)."""
+        return not self._is_async
+
     def _get_declaration(self) -> types.FunctionDeclaration:
         if self._declaration is None:
             self._declaration = _schema.build_declaration(self.func, name=self.name)
