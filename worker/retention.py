@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 
 from runtime.errors import UsageError
 
@@ -25,6 +25,7 @@ ENV_NAMES = {
     "stream_maxlen": "AGENTQ_RETENTION_STREAM_LENGTH",
     "session_idle_s": "AGENTQ_RETENTION_SESSION_IDLE",
     "park_timeout_s": "AGENTQ_PARK_TIMEOUT",
+    "park_timeout_by_app": "AGENTQ_PARK_TIMEOUT_BY_APP",
 }
 """The environment variable behind each field (named in every refusal)."""
 
@@ -51,9 +52,23 @@ class RetentionPolicy:
     park_timeout_s: float | None = None
     """Default deadline of a parked long-running call, for invocations enqueued without one; after it the
     call is answered with an expiry error (a confirmation as rejected). None: calls wait forever."""
+    park_timeout_by_app: dict[str, float | None] = field(default_factory=dict)
+    """Per-app defaults that take the place of ``park_timeout_s`` for that app's invocations (None: forever);
+    from ``AGENTQ_PARK_TIMEOUT_BY_APP=transfers=1h,claims=off``."""
+
+    def park_timeout_for(self, app: str) -> float | None:
+        """The default deadline of ``app``'s parked calls: its own one, else the deployment's."""
+        return self.park_timeout_by_app.get(app, self.park_timeout_s)
 
     def __post_init__(self) -> None:
+        for app, seconds in self.park_timeout_by_app.items():
+            if seconds is not None and (isinstance(seconds, bool) or not isinstance(seconds, int | float)
+                                        or not seconds > 0):
+                raise UsageError(f"{ENV_NAMES['park_timeout_by_app']}: {app!r} must have a duration above 0 "
+                                 f"seconds (or off), got {seconds!r}")
         for item in fields(self):
+            if item.name == "park_timeout_by_app":
+                continue
             value = getattr(self, item.name)
             optional = item.name not in ("settled_s", "stream_maxlen")
             if value is None and optional:
@@ -81,6 +96,8 @@ class RetentionPolicy:
                 continue
             if name == "stream_maxlen":
                 values[name] = _integer(variable, raw)
+            elif name == "park_timeout_by_app":
+                values[name] = _per_app_durations(variable, raw)
             else:
                 values[name] = _duration(variable, raw, optional=name not in ("settled_s",))
         return cls(**values)
@@ -98,6 +115,22 @@ def _duration(variable: str, raw: str, *, optional: bool) -> float | None:
     if seconds <= 0:
         raise UsageError(f"{variable} must be a duration above 0 seconds, got {raw!r}")
     return seconds
+
+
+def _per_app_durations(variable: str, raw: str) -> dict[str, float | None]:
+    """``app=duration`` pairs separated by commas; each duration as ``_duration`` reads it."""
+    durations: dict[str, float | None] = {}
+    for pair in raw.split(","):
+        if not pair.strip():
+            continue
+        app, equals, duration = pair.partition("=")
+        if not equals or not app.strip():
+            raise UsageError(f"{variable} must be app=duration pairs separated by commas, such as "
+                             f"transfers=1h,claims=off; got {pair.strip()!r}")
+        if app.strip() in durations:
+            raise UsageError(f"{variable} names app {app.strip()!r} twice")
+        durations[app.strip()] = _duration(f"{variable} ({app.strip()})", duration, optional=True)
+    return durations
 
 
 def _integer(variable: str, raw: str) -> int:

@@ -179,9 +179,9 @@ class InvocationStore:
         """Store a queued record behind the session's queue, publish its status, send its run job.
 
         The record is stamped with this store's retention (``retention_s``); without a ``park_timeout`` it
-        gets the policy's default one."""
+        gets the policy's default one for the app."""
         if park_timeout is None:
-            park_timeout = self.retention.park_timeout_s
+            park_timeout = self.retention.park_timeout_for(app)
         record = InvocationRecord(
             id=new_invocation_id(), app_name=app, user_id=user, session_id=session_id,
             new_message=to_content(new_message), state_delta=state_delta or None,

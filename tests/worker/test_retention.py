@@ -268,6 +268,39 @@ def test_retention_settings_are_read_with_units_and_off(monkeypatch):
         RetentionPolicy(settled_s=-1)
 
 
+def test_a_per_app_park_timeout_is_read_and_refused_naming_the_app():
+    policy = RetentionPolicy.from_env({"AGENTQ_PARK_TIMEOUT": "1h",
+                                       "AGENTQ_PARK_TIMEOUT_BY_APP": "transfers=15m, claims=off"})
+    assert policy.park_timeout_by_app == {"transfers": 900.0, "claims": None}
+    assert (policy.park_timeout_for("transfers"), policy.park_timeout_for("claims"),
+            policy.park_timeout_for("weather")) == (900.0, None, 3600.0)
+    for raw, message in [
+        ("transfers", "AGENTQ_PARK_TIMEOUT_BY_APP must be app=duration pairs separated by commas, such as "
+                      "transfers=1h,claims=off; got 'transfers'"),
+        ("transfers=soon", "AGENTQ_PARK_TIMEOUT_BY_APP (transfers) must be a duration such as 90 (seconds)"),
+        ("a=1h,a=2h", "AGENTQ_PARK_TIMEOUT_BY_APP names app 'a' twice"),
+    ]:
+        with pytest.raises(UsageError) as refused:
+            RetentionPolicy.from_env({"AGENTQ_PARK_TIMEOUT_BY_APP": raw})
+        assert str(refused.value).startswith(message)
+
+
+async def test_an_invocation_enqueued_without_a_deadline_gets_its_apps_default_one(redis_url):
+    policy = RetentionPolicy(park_timeout_s=3600, park_timeout_by_app={"transfers": 900.0, "claims": None})
+    store = InvocationStore(redis_url, celery_app=RecordingCelery(), retention=policy)
+    try:
+        stamped = {}
+        for app in ("transfers", "claims", "weather"):
+            await store.create_session(app, "u", "s")
+            invocation_id = await store.enqueue(app, "u", "s", "hello", None, None)
+            stamped[app] = (await store.get(invocation_id)).park_timeout
+        given = await store.enqueue("transfers", "u", "s", "again", None, None, park_timeout=5)
+        assert stamped == {"transfers": 900.0, "claims": None, "weather": 3600.0}
+        assert (await store.get(given)).park_timeout == 5
+    finally:
+        await store.aclose()
+
+
 def test_the_cli_refuses_to_start_with_a_retention_setting_that_makes_no_sense(monkeypatch, capsys):
     from agentq.cli import main
 
