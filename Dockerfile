@@ -1,13 +1,17 @@
 # The one image compose.yaml runs as api, worker and flower.
 FROM python:3.11-slim
 WORKDIR /app
+# Dependencies first, from the runtime lock (exact versions, hashes checked), so a code change reuses this layer.
+COPY requirements.lock ./
+RUN pip install --no-cache-dir --require-hashes -r requirements.lock
 COPY pyproject.toml README.md ./
 COPY runtime ./runtime
 COPY worker ./worker
 COPY api ./api
 COPY agentq ./agentq
 COPY examples ./examples
-RUN pip install --no-cache-dir .
+# --no-deps: everything agentq needs came from the lock above; pip must not resolve anything anew.
+RUN pip install --no-cache-dir --no-deps .
 ENV PYTHONPATH=/app PYTHONUNBUFFERED=1
 EXPOSE 8000
 CMD ["agentq", "api", "--host", "0.0.0.0"]
