@@ -3,10 +3,10 @@
 How a worker process is arranged (chosen with bench/worker_bench.py; see the numbers in its results file):
 one Celery consumer thread with the ``solo`` pool, plus one asyncio event loop thread (``worker.loop``) where
 every invocation of the process runs. The run task is thin: it hands the invocation id to the loop and
-returns, and its own strategy (``worker.strategy``) calls it straight from the message, without Celery's
-Request, pool and tracer. Pool threads, or waiting for the claim, each cost another thread handoff per job
-(about a fifth of the worker's CPU per invocation in the benchmark) and buy nothing, because invocations
-never run on them.
+returns, so pool threads would only add a thread handoff per job and buy nothing. The task goes through
+Celery's own strategy, request and tracer, so revocation, rate limits, ``celery inspect``, the task signals
+and the task events (Flower) work as for any Celery task. ``agentq worker`` and
+``celery -A worker.celery_main worker`` run the same app (see ``worker.worker_lifecycle``).
 
 Why these settings:
 - ``task_acks_late`` + ``task_reject_on_worker_lost``: a message is acknowledged only after its task returned,
@@ -23,21 +23,25 @@ Why these settings:
   invocations in flight) blocks its consumer, so the rest stay in the broker for other workers.
 - ``task_ignore_result``: the invocation record is the result; there is no result backend.
 - ``worker_send_task_events`` / ``task_send_sent_event``: Flower (and ``celery events``) see every job.
+- ``worker_pool`` ``solo``: the default of ``celery worker`` too (``-P`` still overrides it).
 """
 
 from __future__ import annotations
 
 from celery import Celery
 
+from .broker import kombu_broker
 from .dispatch import QUEUE
 
 VISIBILITY_TIMEOUT_S = 300
 PREFETCH_MULTIPLIER = 4
 
 
-def make_celery(redis_url: str, *, main: str = "agentq") -> Celery:
-    """A Celery app using ``redis_url`` as broker, configured as explained in the module docstring."""
-    app = Celery(main, broker=redis_url, include=["worker.tasks"])
+def make_celery(broker_url: str, *, main: str = "agentq") -> Celery:
+    """A Celery app using ``broker_url`` (Redis, or Sentinel as in ``worker.broker``) as broker, configured as
+    explained in the module docstring."""
+    url, transport_options = kombu_broker(broker_url)
+    app = Celery(main, broker=url, include=["worker.tasks"])
     app.conf.update(
         task_acks_late=True,
         task_reject_on_worker_lost=True,
@@ -46,7 +50,8 @@ def make_celery(redis_url: str, *, main: str = "agentq") -> Celery:
         task_serializer="json",
         accept_content=["json"],
         worker_prefetch_multiplier=PREFETCH_MULTIPLIER,
-        broker_transport_options={"visibility_timeout": VISIBILITY_TIMEOUT_S},
+        broker_transport_options={"visibility_timeout": VISIBILITY_TIMEOUT_S, **transport_options},
+        worker_pool="solo",
         broker_connection_retry_on_startup=True,
         worker_send_task_events=True,
         task_send_sent_event=True,

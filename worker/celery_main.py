@@ -1,12 +1,35 @@
-"""A module-level Celery app for the ``celery`` command (Flower, inspect), configured from ``AGENTQ_REDIS_URL``.
+"""The module-level Celery app for the ``celery`` command, configured from ``AGENTQ_*`` variables like
+``agentq worker`` (store ``AGENTQ_REDIS_URL``, broker ``AGENTQ_BROKER_URL`` defaulting to it, apps
+``AGENTQ_APPS``, ...):
 
+    AGENTQ_REDIS_URL=redis://localhost:6379/0 AGENTQ_APPS=examples.weather:app celery -A worker.celery_main worker
     AGENTQ_REDIS_URL=redis://localhost:6379/0 celery -A worker.celery_main flower --port=5555
+    AGENTQ_REDIS_URL=redis://localhost:6379/0 celery -A worker.celery_main inspect active
+
+A worker started this way is an agentq worker like one ``agentq worker`` starts (``worker.worker_lifecycle``),
+named by its Celery node name (``-n``).
 """
 
 from __future__ import annotations
 
 import os
 
+from .broker import broker_url
 from .celery_app import make_celery
+from .worker_lifecycle import attach, build_host
 
-app = make_celery(os.environ.get("AGENTQ_REDIS_URL", "redis://localhost:6379/0"))
+STORE_URL = os.environ.get("AGENTQ_REDIS_URL", "redis://localhost:6379/0")
+
+app = make_celery(broker_url(STORE_URL))
+
+
+def _host_from_env(nodename: str):
+    from agentq.settings import Settings
+
+    from .apps import load_apps, parse_specs
+
+    settings = Settings.from_env()
+    return build_host(app, settings, load_apps(parse_specs(settings.apps)), STORE_URL, nodename)
+
+
+attach(app, _host_from_env)

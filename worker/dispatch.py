@@ -1,50 +1,75 @@
-"""Sending run jobs: a Celery message carrying only the invocation id, on the ``agentq`` queue.
+"""Sending run jobs: Celery tasks carrying invocation ids, on the ``agentq`` queue.
 
-By default the message is written straight into the caller's Redis pipeline (see ``worker.message``); with a
-``celery_app`` given, ``send_task`` is used instead (custom routing, or a stand-in broker in tests).
+A job is sent with ``send_task`` after the store committed the write that needs it (the record queued, a parked
+invocation resumed). That write also registers the invocation with the dispatch watchdog (``keys.dispatch_due``,
+``DISPATCH_GRACE_S``), so a process that dies between the commit and the send, or a broker that is down or
+loses the message, only delays the job: a worker's reaper sends it again. Duplicates are harmless: the record
+and the session lease decide who runs.
+
+Jobs sent on one event loop while it runs one iteration go out together, as one ``agentq.run_batch`` task (one
+``agentq.run`` task when alone): under load, Celery's per-message cost (the publish, and a worker's receive,
+events and ack) is paid per batch rather than per invocation; a lone job waits one loop iteration.
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from typing import Any
 
+log = logging.getLogger("agentq.worker")
+
 RUN_TASK = "agentq.run"
+RUN_BATCH_TASK = "agentq.run_batch"
 QUEUE = "agentq"
 DISPATCH_GRACE_S = 5.0
 """A run job not claimed this long after it was sent is sent again by a reaper (the broker lost it)."""
 
 
 class Dispatcher:
-    """Builds run-job commands for Redis pipelines (or sends them through a Celery app). Duplicates are
-    harmless: the record and the session lease decide who runs."""
+    """Sends run jobs through a Celery app (by default one made for ``broker_url`` on first use)."""
 
-    def __init__(self, celery_app: Any | None = None, db: int = 0):
-        self.app = celery_app
-        self.db = db
+    def __init__(self, celery_app: Any | None = None, *, broker_url: str | None = None):
+        if celery_app is None and broker_url is None:
+            raise ValueError("Dispatcher needs a celery_app or a broker_url")
+        self._app = celery_app
+        self.broker_url = broker_url
+        self._batches: dict[asyncio.AbstractEventLoop, tuple[list, asyncio.Future]] = {}
+        """Per event loop: the jobs to publish at its next iteration, and the future their senders wait on."""
 
-    def commands(self, invocation_id: str, where: list[str] | None = None) -> list[tuple]:
-        """The commands that send the run job (none with a Celery app: call ``sent`` after they ran).
+    @property
+    def app(self) -> Any:
+        """The Celery app jobs are sent through."""
+        if self._app is None:
+            from .celery_app import make_celery
 
-        ``where`` (``[app, user, session]``) rides along so the worker need not look the invocation up.
+            self._app = make_celery(self.broker_url)
+        return self._app
+
+    async def send(self, invocation_id: str, where: list[str] | None = None) -> None:
+        """Send the run job (``where``: the invocation's ``[app, user, session]``, sparing the worker a lookup);
+        returns once the batch it went out in was published.
+
+        The publish blocks the loop for a round trip or two to the broker. A failed send is logged, not raised:
+        the invocation is already committed, and the dispatch watchdog sends its job again.
         """
-        if self.app is not None:
-            return []
-        from .message import run_job_commands
+        loop = asyncio.get_running_loop()
+        batch = self._batches.get(loop)
+        if batch is None:
+            batch = self._batches[loop] = ([], loop.create_future())
+            loop.call_soon(self._publish, loop)
+        batch[0].append([invocation_id, where] if where else [invocation_id])
+        await asyncio.shield(batch[1])  # a cancelled sender must not cancel the others' wait
 
-        return run_job_commands(invocation_id, self.db, where)
-
-    def script_args(self, invocation_id: str, where: list[str] | None = None) -> list[str]:
-        """``[queue, run_job, event_channel, sent_event]`` for a Lua script that queues the job itself (the job
-        fields empty with a Celery app: then call ``sent`` after the script ran)."""
-        if self.app is not None:
-            return [QUEUE, "", "", ""]
-        from .message import run_job_commands
-
-        (_, queue, job), (_, channel, event) = run_job_commands(invocation_id, self.db, where)
-        return [queue, job, channel, event]
-
-    def sent(self, invocation_id: str, where: list[str] | None = None) -> None:
-        """Called once the commands ran: with a Celery app, this is where the job is sent."""
-        if self.app is not None:
-            args: list = [invocation_id, where] if where else [invocation_id]
-            self.app.send_task(RUN_TASK, args=args, queue=QUEUE)
+    def _publish(self, loop: asyncio.AbstractEventLoop) -> None:
+        jobs, published = self._batches.pop(loop)
+        try:
+            if len(jobs) == 1:
+                self.app.send_task(RUN_TASK, args=jobs[0], queue=QUEUE)
+            else:
+                self.app.send_task(RUN_BATCH_TASK, args=[jobs], queue=QUEUE)
+        except Exception as exc:
+            log.warning("run jobs of invocations %s not sent (the dispatch watchdog sends them again in %gs): %r",
+                        [job[0] for job in jobs], DISPATCH_GRACE_S, exc)
+        if not published.done():
+            published.set_result(None)

@@ -1,7 +1,7 @@
 """The Lua scripts of the invocation lifecycle. Each touches only keys under one session's hash tag, except that
-RESPOND also queues the resumed invocation's run job (the broker list and the dispatch watchdog's sorted set),
-SETTLE drops the reaper's and watchdog's entries, and ACQUIRE may write app state with the user's message: fine,
-because the invocation store shares Celery's Redis, which is never a Cluster.
+RESPOND also registers the resumed invocation with the dispatch watchdog (its sorted set), SETTLE drops the
+reaper's and watchdog's entries, and ACQUIRE may write app state with the user's message: fine, because the
+invocation store is never a Cluster.
 
 The session lease holds ``<invocation_id>|<fence>``: the fencing token makes a stale holder (paused, partitioned,
 or reaped and superseded under the same invocation id) unable to heartbeat, settle or record anything.
@@ -47,6 +47,24 @@ local function pending_ids(record)
   end
   return ids
 end
+-- A webhook notification of this transition joins the outbox (worker.webhook_outbox) in the same step, when the
+-- record has a webhook URL: a crash right after the change cannot lose it. Its id stays the same over retries;
+-- the invocation's next transition gets the next one. Call it after the record took its new status.
+local function notify(record, due, outbox, invocation_id, event, now, expired)
+  local url = redis.call('HGET', record, 'webhook')
+  if not url then return end
+  local id = invocation_id .. '-' .. redis.call('HINCRBY', record, 'webhook_seq', 1)
+  local calls = {}
+  for _, field in ipairs(redis.call('HKEYS', record)) do
+    if string.sub(field, 1, 2) == 'p:' then calls[#calls + 1] = redis.call('HGET', record, field) end
+  end
+  local f = redis.call('HMGET', record, 'app_name', 'user_id', 'session_id', 'status', 'error', 'cancel_reason')
+  redis.call('HSET', outbox, id, cjson.encode({
+    id = id, url = url, event = event, inv = invocation_id, app = f[1], user = f[2], session = f[3],
+    status = f[4], error = f[5] or '', reason = f[6] or '', calls = '[' .. table.concat(calls, ',') .. ']',
+    expired = expired, at = now, attempts = 0}))
+  redis.call('ZADD', due, math.floor(tonumber(now) * 1000), id)
+end
 """.replace("DEFAULT_KEEP_MS", str(int(DEFAULT_SETTLED_S * 1000)))
 
 ENQUEUE = _STATUS + """
@@ -90,6 +108,11 @@ local token = ARGV[1] .. '|' .. fence
 redis.call('SET', KEYS[3], token, 'PX', ARGV[3])
 redis.call('HSET', KEYS[1], 'status', 'running', 'worker', ARGV[2], 'updated_at', ARGV[4])
 local attempt = redis.call('HINCRBY', KEYS[1], 'attempts', 1)
+-- Still 'running' with no lease and no hand-back recorded: the previous run was cut off (its worker died, or
+-- stalled past its lease). worker.attempts fails the invocation once too many runs ended that way.
+if status == 'running' and redis.call('HDEL', KEYS[1], 'handed_back') == 0 then
+  redis.call('HINCRBY', KEYS[1], 'interrupted', 1)
+end
 status_entry(KEYS[5], ARGV[1], cjson.encode({status = 'running', detail = {attempt = attempt, worker = ARGV[2]}}))
 local prepared = redis.call('HGET', KEYS[1], 'first_commit')
 if prepared then
@@ -144,7 +167,8 @@ return 1
 """
 
 SETTLE = _STATUS + STREAM_HELPERS + """
--- KEYS: record, queue, lease, stream, active, settled, lease_expiries, dispatch_due, journal, parked
+-- KEYS: record, queue, lease, stream, active, settled, lease_expiries, dispatch_due, journal, parked,
+--       webhook_due, webhook_outbox
 -- ARGV: token, invocation_id, status, now, status_data, stream trimming (maxlen, slack, max_age_ms), field,
 --       value, ...  The stream is trimmed by age here, once per settle (commits trim by length only).
 -- Parking while responses wait keeps the lease: the caller resumes at once ('continue').
@@ -160,6 +184,7 @@ if ARGV[3] ~= 'parked' then
 end
 redis.call('HSET', KEYS[1], 'status', ARGV[3], 'updated_at', ARGV[4])
 if #ARGV > 8 then redis.call('HSET', KEYS[1], unpack(ARGV, 9)) end
+notify(KEYS[1], KEYS[11], KEYS[12], ARGV[2], ARGV[3], ARGV[4], '')
 redis.call('DEL', KEYS[3])
 redis.call('LREM', KEYS[2], 1, ARGV[2])
 status_entry(KEYS[4], ARGV[2], ARGV[5])
@@ -177,18 +202,16 @@ return {'ok', redis.call('LINDEX', KEYS[2], 0) or ''}
 """
 
 RESPOND = _STATUS + """
--- KEYS: record, queue, stream, dispatch_due, broker_queue, call_deadlines, parked
--- ARGV: invocation_id, now, due_ms, run_job, event_channel, sent_event, resumed_status_data, then (call_id,
---       name, will_continue, response_json) * n. A response without a name (name '', response_json without a
---       "name" key) gets the pending call's name.
--- A parked invocation goes back to queued and its run job is queued in the same step (run_job '' when the caller
--- sends it through a Celery app instead), so a worker can pick it up without another round trip.
+-- KEYS: record, queue, stream, dispatch_due, call_deadlines, parked, webhook_due, webhook_outbox
+-- ARGV: invocation_id, now, due_ms, resumed_status_data, then (call_id, name, will_continue, response_json) * n.
+--       A response without a name (name '', response_json without a "name" key) gets the pending call's name.
+-- A parked invocation goes back to queued, with its dispatch-watchdog entry; the caller then sends its run job.
 -- Returns {outcome, previous status, record fields} (outcome 'queued' or 'stored'), or an error outcome.
 local status = redis.call('HGET', KEYS[1], 'status')
 if not status then return {'gone'} end
 local finals = {}
 local names = {}
-for i = 8, #ARGV, 4 do
+for i = 5, #ARGV, 4 do
   local pending = redis.call('HGET', KEYS[1], 'p:' .. ARGV[i])
   if not pending or finals[ARGV[i]] then return {'not_pending', ARGV[i]} end
   local name = cjson.decode(pending)['name']
@@ -201,36 +224,36 @@ for i = 8, #ARGV, 4 do
   if ARGV[i + 2] ~= '1' then finals[ARGV[i]] = true end
   names[i] = name
 end
-for i = 8, #ARGV, 4 do
+for i = 5, #ARGV, 4 do
   local seq = redis.call('HINCRBY', KEYS[1], 'rseq', 1)
   local response = ARGV[i + 3]
   if ARGV[i + 1] == '' then response = '{"name":' .. cjson.encode(names[i]) .. ',' .. string.sub(response, 2) end
   redis.call('HSET', KEYS[1], string.format('r:%08d', seq), response)
   if ARGV[i + 2] ~= '1' then
     redis.call('HDEL', KEYS[1], 'p:' .. ARGV[i])
-    redis.call('ZREM', KEYS[6], ARGV[1] .. ' ' .. ARGV[i])
+    redis.call('ZREM', KEYS[5], ARGV[1] .. ' ' .. ARGV[i])
   end
 end
-redis.call('HINCRBY', KEYS[1], 'waiting', (#ARGV - 7) / 4)
+redis.call('HINCRBY', KEYS[1], 'waiting', (#ARGV - 4) / 4)
 redis.call('HSET', KEYS[1], 'updated_at', ARGV[2])
 local outcome = 'stored'
 if status == 'parked' then
   redis.call('HSET', KEYS[1], 'status', 'queued')
   redis.call('RPUSH', KEYS[2], ARGV[1])
-  redis.call('ZREM', KEYS[7], ARGV[1])
-  status_entry(KEYS[3], ARGV[1], ARGV[7])
+  redis.call('ZREM', KEYS[6], ARGV[1])
+  status_entry(KEYS[3], ARGV[1], ARGV[4])
   redis.call('ZADD', KEYS[4], ARGV[3], ARGV[1])
-  if ARGV[4] ~= '' then
-    redis.call('LPUSH', KEYS[5], ARGV[4])
-    redis.call('PUBLISH', ARGV[5], ARGV[6])
-  end
   outcome = 'queued'
+end
+if redis.call('HEXISTS', KEYS[1], 'webhook') == 1 then  -- the reaper answering calls past their deadline
+  local expired = cjson.decode(ARGV[4])['detail']['expired']
+  if expired then notify(KEYS[1], KEYS[7], KEYS[8], ARGV[1], 'expired', ARGV[2], cjson.encode(expired)) end
 end
 return {outcome, status, redis.call('HGETALL', KEYS[1])}
 """
 
 CANCEL = _STATUS + STREAM_HELPERS + """
--- KEYS: record, queue, lease, fence, stream, active, settled, journal, parked
+-- KEYS: record, queue, lease, fence, stream, active, settled, journal, parked, webhook_due, webhook_outbox
 -- ARGV: invocation_id, now, status_data, stream trimming (maxlen, slack, max_age_ms), field, value, ...
 -- Cancelling a running invocation deletes its lease and bumps the fence: its next commit is refused.
 -- Returns the ids of the calls it was parked on (their deadlines are dropped by the caller).
@@ -246,6 +269,7 @@ if holder and string.sub(holder, 1, #ARGV[1] + 1) == ARGV[1] .. '|' then
 end
 local calls = pending_ids(KEYS[1])
 redis.call('HSET', KEYS[1], 'status', 'cancelled', 'updated_at', ARGV[2], unpack(ARGV, 7))
+notify(KEYS[1], KEYS[10], KEYS[11], ARGV[1], 'cancelled', ARGV[2], '')
 redis.call('ZREM', KEYS[6], ARGV[1])
 redis.call('ZREM', KEYS[9], ARGV[1])
 status_entry(KEYS[5], ARGV[1], ARGV[3])
@@ -257,14 +281,23 @@ return {'ok', status, next_head, calls}
 """
 
 RELEASE = """
--- KEYS: lease; ARGV: token  (give the lease up without settling; the invocation stays queue head)
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+-- KEYS: lease, record; ARGV: token, invocation_id  (give the lease up without settling; the invocation stays
+-- queue head). The record notes the hand-back, so the next claim does not count a cut-off run (worker.attempts).
+-- A lease that expired meanwhile (Redis was away longer than its TTL) counts as handed back too while no one
+-- else took the session and the invocation is still running.
+local holder = redis.call('GET', KEYS[1])
+if holder == ARGV[1] or (not holder and redis.call('HGET', KEYS[2], 'status') == 'running') then
+  redis.call('DEL', KEYS[1])
+  redis.call('HSET', KEYS[2], 'handed_back', 1)
+  return 1
+end
 return 0
 """
 
 DELETE_SESSION = _STATUS + """
 -- KEYS: meta, state, events, times, stream, active, queue, lease, fence, artifact_index, user_sessions,
---       session_ids, parked, then (record, settled, journal) per invocation, then one key per artifact file
+--       session_ids, parked, then (record, settled, journal) per invocation, then one key per artifact file,
+--       then webhook_due, webhook_outbox
 -- ARGV: session_id, now, invocation count, artifact count, cancel_reason, error_json, then the invocation
 --       ids (every one in the session's active set or queue), then the artifact filenames (its artifact index)
 -- Deletes every key of the session; its invocations that are not final are cancelled (they leave the parked
@@ -293,6 +326,7 @@ for j = 1, n do
     for _, call in ipairs(pending_ids(record)) do calls[#calls + 1] = id .. ' ' .. call end
     redis.call('HSET', record, 'status', 'cancelled', 'updated_at', ARGV[2], 'finished_at', ARGV[2],
                'cancel_reason', ARGV[5], 'error', ARGV[6])
+    notify(record, KEYS[#KEYS - 1], KEYS[#KEYS], id, 'cancelled', ARGV[2], '')
     redis.call('ZREM', KEYS[13], id)
     expire_final(record, settled, journal, 'cancelled')
     cancelled[#cancelled + 1] = id

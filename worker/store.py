@@ -8,7 +8,6 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from redis.asyncio.connection import parse_url
 from redis.exceptions import NoScriptError
 
 from runtime.errors import (
@@ -22,14 +21,17 @@ from runtime.redis_store import keys
 from runtime.redis_store.connection import LoopClients
 from runtime.redis_store.lua import LuaScript
 from runtime.redis_store.mux import queue_command
+from runtime.redis_store.replication import wait_for_replicas
 from runtime.redis_store.streams import trim_args
 
 from . import scripts
+from .broker import broker_url
 from .codec import decode_record, dumps, encode_fields, encode_record
 from .dispatch import DISPATCH_GRACE_S, Dispatcher
 from .inputs import run_config_dict, to_content, to_function_response
 from .record import InvocationRecord, new_invocation_id
 from .retention import RetentionPolicy
+from .webhook_config import WebhookSettings
 
 _ENQUEUE = LuaScript(scripts.ENQUEUE)
 _RESPOND = LuaScript(scripts.RESPOND)
@@ -56,11 +58,13 @@ class Where:
 class InvocationStore:
     """Records, session queues and the stream status entries of invocations."""
 
-    def __init__(self, redis_url: str, *, celery_app: Any | None = None, retention: RetentionPolicy | None = None):
+    def __init__(self, redis_url: str, *, celery_app: Any | None = None, retention: RetentionPolicy | None = None,
+                 webhooks: WebhookSettings | None = None):
         self.redis_url = redis_url
         self.retention = retention or RetentionPolicy()
+        self.webhooks = webhooks or WebhookSettings()
         self.clients = LoopClients(redis_url, max_connections=MAX_CONNECTIONS)
-        self.dispatcher = Dispatcher(celery_app, db=int(parse_url(redis_url).get("db") or 0))
+        self.dispatcher = Dispatcher(celery_app, broker_url=broker_url(redis_url))
         self._where: dict[str, Where] = {}
         self._first_entries: dict[str, str] = {}
         """Stream entry ids of the queued status of invocations this store enqueued (a follower starts there)."""
@@ -175,17 +179,19 @@ class InvocationStore:
     async def enqueue(
         self, app: str, user: str, session_id: str, new_message: Any, state_delta: dict | None,
         run_config: Any, *, time_limit: float | None = None, park_timeout: float | None = None,
+        webhook: str | None = None,
     ) -> str:
         """Store a queued record behind the session's queue, publish its status, send its run job.
 
         The record is stamped with this store's retention (``retention_s``); without a ``park_timeout`` it
-        gets the policy's default one for the app."""
+        gets the policy's default one for the app, without a ``webhook`` the app's configured one (if any)."""
         if park_timeout is None:
             park_timeout = self.retention.park_timeout_for(app)
         record = InvocationRecord(
             id=new_invocation_id(), app_name=app, user_id=user, session_id=session_id,
             new_message=to_content(new_message), state_delta=state_delta or None,
             run_config=run_config_dict(run_config), time_limit=time_limit, park_timeout=park_timeout,
+            webhook=self.webhooks.url_for(app, webhook),
         )
         where = Where(app=app, user=user, session=session_id)
         script_keys = [
@@ -195,11 +201,9 @@ class InvocationStore:
         ]
         args = [record.id, record.created_at, QUEUED, self._first_commit(record), *encode_record(record),
                 "retention_s", repr(self.retention.settled_s)]
-        if not self._scripts_loaded:  # so the job riding along below normally finds its record
+        if not self._scripts_loaded:  # so the EVALSHA below normally finds the script (no second round trip)
             await self.mux.script_load(_ENQUEUE.source)
             self._scripts_loaded = True
-        where_args = [app, user, session_id]
-        run_job = self.dispatcher.commands(record.id, where_args)
         replies = await self.batch(
             ("HSET", keys.invocation_index(), record.id, dumps([app, user, session_id])),
             ("EVALSHA", _ENQUEUE.sha, len(script_keys), *script_keys, *args),
@@ -208,13 +212,10 @@ class InvocationStore:
             # index entry, listing entries) can outlive it, whatever happens to the process that settles it.
             ("ZADD", keys.retention_due(), _ms(record.created_at + self.retention.settled_s), record.id),
             *self._idle_commands(app, user, session_id),
-            *run_job,
         )
         reply = replies[1]
-        resend = False
         if isinstance(reply, NoScriptError):  # a server restart emptied the script cache
             reply = await _ENQUEUE(self.mux, script_keys, args)
-            resend = True  # the job that rode along found no record and was dropped: send it again
         failed = next((r for r in replies if isinstance(r, Exception) and not isinstance(r, NoScriptError)), None)
         if failed is not None or reply[0] == -1:
             await self.batch(("HDEL", keys.invocation_index(), record.id), ("ZREM", keys.dispatch_due(), record.id),
@@ -224,10 +225,8 @@ class InvocationStore:
             raise SessionNotFoundError(f"session {session_id!r} of user {user!r} in app {app!r} does not exist")
         self.remember(record.id, where)
         _put_bounded(self._first_entries, record.id, reply[1])
-        if resend:
-            await self.dispatch_next(record.id)
-        else:
-            self.dispatcher.sent(record.id, where_args)
+        await wait_for_replicas(self.mux, f"invocation {record.id!r}")  # with AGENTQ_REDIS_MIN_REPLICAS
+        await self.dispatcher.send(record.id, [app, user, session_id])  # the watchdog entry covers a lost send
         return record.id
 
     def _first_commit(self, record: InvocationRecord) -> str:
@@ -254,8 +253,7 @@ class InvocationStore:
             raise UsageError("respond() needs at least one function response")
         where = await self.locate(invocation_id)
         rkey = self.record_key(invocation_id, where)
-        queue, job, channel, event = self.dispatcher.script_args(invocation_id, self.where_args(invocation_id))
-        args: list[Any] = [invocation_id, time.time(), _ms(time.time() + DISPATCH_GRACE_S), job, channel, event,
+        args: list[Any] = [invocation_id, time.time(), _ms(time.time() + DISPATCH_GRACE_S),
                            status_data("queued", {"resumed": True, **(detail or {})})]
         for response in responses:
             # A nameless response gets the pending call's name from the script (the model must see which
@@ -264,11 +262,12 @@ class InvocationStore:
             if not response.name:
                 wire.pop("name", None)
             args += [response.id, response.name or "", "1" if response.will_continue else "0", dumps(wire)]
-        # One round trip: validation, storing, requeueing, the run job and the record as stored, in one script.
+        # One round trip: validation, storing, requeueing, the watchdog entry and the record as stored.
         reply = await _RESPOND(self.mux, [
             rkey, keys.session_queue(where.app, where.user, where.session),
-            keys.session_stream(where.app, where.user, where.session), keys.dispatch_due(), queue,
+            keys.session_stream(where.app, where.user, where.session), keys.dispatch_due(),
             keys.call_deadlines(), keys.user_parked(where.app, where.user),
+            keys.webhook_due(), keys.webhook_outbox(),
         ], args)
         outcome = reply[0]
         if outcome == "gone":
@@ -283,8 +282,8 @@ class InvocationStore:
                              '{"confirmed": true|false, "payload": ...} with a boolean "confirmed"')
         if outcome == "wrong_name":
             raise UsageError(f"function call {reply[1]!r} is a call of {reply[2]!r}, not of the response's name")
-        if outcome == "queued" and not job:
-            self.dispatcher.sent(invocation_id, self.where_args(invocation_id))
+        if outcome == "queued":
+            await self.dispatcher.send(invocation_id, self.where_args(invocation_id))
         return decode_record(pairs(reply[2]))
 
     async def cancel(self, invocation_id: str, reason: str) -> InvocationRecord:
@@ -301,6 +300,7 @@ class InvocationStore:
             keys.session_active_invocations(where.app, where.user, where.session),
             keys.invocation_settled(where.app, where.user, invocation_id),
             keys.invocation_journal(where.app, where.user, invocation_id), keys.user_parked(where.app, where.user),
+            keys.webhook_due(), keys.webhook_outbox(),
         ], [invocation_id, now, status_data("cancelled", {"reason": reason}), *self.stream_trim, *fields])
         if reply[0] == "gone":
             raise InvocationNotFoundError(f"invocation {invocation_id!r} does not exist")
@@ -338,14 +338,10 @@ class InvocationStore:
                  dumps([app, user, session_id]))]
 
     async def dispatch_next(self, invocation_id: str) -> None:
-        """Send the run job of a session's new queue head (or of a resumed or reaped invocation)."""
-        await self.batch(*self.dispatch_commands(invocation_id))
-        self.dispatcher.sent(invocation_id, self.where_args(invocation_id))
-
-    def dispatch_commands(self, invocation_id: str) -> list[tuple]:
-        """A run job and its dispatch-watchdog entry, as commands."""
-        return [("ZADD", keys.dispatch_due(), _ms(time.time() + DISPATCH_GRACE_S), invocation_id),
-                *self.dispatcher.commands(invocation_id, self.where_args(invocation_id))]
+        """Send the run job of a session's new queue head (or of a resumed or reaped invocation), after its
+        dispatch-watchdog entry (which covers a send that never arrives)."""
+        await self.mux.execute_command("ZADD", keys.dispatch_due(), _ms(time.time() + DISPATCH_GRACE_S), invocation_id)
+        await self.dispatcher.send(invocation_id, self.where_args(invocation_id))
 
 
 QUEUED = '{"status":"queued","detail":{}}'

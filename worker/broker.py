@@ -1,0 +1,35 @@
+"""Which broker carries the run jobs: ``AGENTQ_BROKER_URL``, or the store's own Redis when it is not set.
+
+The broker may be a different Redis from the store (or the same one): run jobs are plain Celery messages, and
+the dispatch watchdog lives in the store, so nothing ties the two together. A Sentinel URL, in the store's
+syntax (``sentinel://h1:26379;sentinel://h2:26379/0?master=mymaster``, see ``runtime.redis_store.redis_url``),
+becomes kombu's own ``sentinel://`` transport with the master's name as its ``master_name`` transport option.
+"""
+
+from __future__ import annotations
+
+import os
+from urllib.parse import quote
+
+from runtime.redis_store.redis_url import is_sentinel, parse_store_url
+
+BROKER_URL_ENV = "AGENTQ_BROKER_URL"
+
+
+def broker_url(store_url: str, environ: dict[str, str] | None = None) -> str:
+    """The broker URL: ``AGENTQ_BROKER_URL`` if set, else ``store_url``."""
+    env = os.environ if environ is None else environ
+    return env.get(BROKER_URL_ENV) or store_url
+
+
+def kombu_broker(url: str, environ: dict[str, str] | None = None) -> tuple[str, dict]:
+    """``(kombu URL, transport options)`` for a broker URL; UsageError naming what is wrong in a Sentinel URL."""
+    if not is_sentinel(url):
+        return url, {}
+    parsed = parse_store_url(url, environ)
+    auth = ""
+    if parsed.username or parsed.password:
+        auth = f"{quote(parsed.username or '', safe='')}:{quote(parsed.password or '', safe='')}@"
+    # kombu reads every sentinel from the ';'-separated URL and the master's name from its transport options
+    hosts = ";".join(f"sentinel://{auth}{host}:{port}/{parsed.db}" for host, port in parsed.sentinels)
+    return hosts, {"master_name": parsed.master}
