@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from google.genai import types
@@ -16,9 +16,10 @@ from google.genai import types
 from runtime.errors import AppNotFoundError, FencedOutError, InvocationTimeoutError, RetryableModelError
 from runtime.events import Event
 from runtime.redis_store import streams
+from runtime.redis_store.availability import is_store_unavailable
 from runtime.redis_store.fencing import current_fence
 
-from . import lease
+from . import attempts, lease, recovery
 from .codec import decode_record, response_field_names
 from .lease import Claim
 from .outcome import final_status, last_said, pending_call
@@ -42,6 +43,8 @@ class ExecutorConfig:
     0 turns the cache off, and every invocation then reads and parses its session's whole history."""
     retry_base_s: float = 0.2
     retry_max_s: float = 10.0
+    max_attempts: int = field(default_factory=attempts.max_attempts_from_env)
+    """Runs of one invocation that may end with their worker process gone before it fails (worker.attempts)."""
 
 
 class LeaseLost(Exception):
@@ -116,6 +119,11 @@ class Executor:
         record = claim.record
         current_fence.set(claim.fence)
         log.info("invocation %s: running (attempt %d)", record.id, record.attempts)
+        poisoned = attempts.poison_failure(record.id, claim.cut_off_runs, self.config.max_attempts)
+        if poisoned is not None:
+            log.error("invocation %s: failed: %s", record.id, poisoned["error"]["message"])
+            await self._settle(claim, "failed", poisoned)
+            return
         try:
             runner = self.runners.get(record.app_name)
             if runner is None:
@@ -140,13 +148,16 @@ class Executor:
             await asyncio.shield(lease.hand_back(self.store, claim))
             raise
         except Exception as exc:  # a run failure: recorded, never retried
+            if is_store_unavailable(exc):  # Redis away for a moment: not the run's fault
+                await recovery.hand_back_when_reachable(self.store, claim, exc)
+                return
             log.warning("invocation %s: failed: %s: %s", record.id, type(exc).__name__, exc)
             status, detail = "failed", {"error": {"type": type(exc).__name__, "message": str(exc)}}
         if status != "settled":
             await self._settle(claim, status, detail)
 
     async def _settle(self, claim: Claim, status: str, detail: dict) -> None:
-        outcome, next_head = await lease.settle(self.store, claim, status, detail)
+        outcome, next_head = await recovery.settle(self.store, claim, status, detail)
         if outcome == "lost":
             log.info("invocation %s: lease lost before settling as %s", claim.record.id, status)
             return
@@ -179,7 +190,7 @@ class Executor:
             status, detail = await self._outcome(claim, runner, last, long_running)
             if status != "parked":
                 return status, detail
-            outcome, next_head = await lease.settle(self.store, claim, "parked", detail)
+            outcome, next_head = await recovery.settle(self.store, claim, "parked", detail)
             if outcome == "lost":
                 raise LeaseLost(claim.record.id)
             if outcome == "ok":

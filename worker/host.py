@@ -12,13 +12,18 @@ import socket
 import sys
 import threading
 
+from runtime.redis_store.availability import is_store_unavailable
+
 from . import lease
 from . import workers_alive as alive
 from .apps import load_apps, parse_specs
 from .executor import Executor, ExecutorConfig
 from .loop import LoopThread
 from .reaper import reap_once
+from .recovery import Reachability
 from .store import InvocationStore, Where
+from .webhook_config import WebhookSettings
+from .webhooks import WebhookDeliverer
 
 log = logging.getLogger("agentq.worker")
 
@@ -39,13 +44,14 @@ class WorkerHost:
 
     def __init__(self, redis_url: str, apps: dict, *, config: ExecutorConfig | None = None,
                  celery_app=None, heartbeat_s: float = HEARTBEAT_S, reap_s: float = REAP_S,
-                 wait_for_claim: bool = False, retention=None):
+                 wait_for_claim: bool = False, retention=None, webhooks: WebhookSettings | None = None):
         self.redis_url = redis_url
         self.apps = apps
         self.config = config or ExecutorConfig(worker_name=f"{socket.gethostname()}:{os.getpid()}")
         self.heartbeat_s = heartbeat_s
         self.reap_s = reap_s
-        self.store = InvocationStore(redis_url, celery_app=celery_app, retention=retention)
+        self.store = InvocationStore(redis_url, celery_app=celery_app, retention=retention, webhooks=webhooks)
+        self.webhooks = WebhookDeliverer(self.store, self.store.webhooks)
         self.store.session_service.keep_histories(self.config.history_cache_bytes)
         # Celery's threads and the loop thread hand work to each other many times per invocation; with the
         # default 5 ms GIL switch interval each handoff can wait milliseconds behind a busy thread.
@@ -61,22 +67,25 @@ class WorkerHost:
         beat = alive.beater(self.store, self.config.worker_name)  # liveness for the API's "no worker" banner
         self._background = [self.loop.submit(self._every(self.heartbeat_s, self._heartbeat)),
                             self.loop.submit(self._every(self.reap_s, self._reap)),
-                            self.loop.submit(self._every(alive.BEAT_S, beat))]
+                            self.loop.submit(self._every(alive.BEAT_S, beat)),
+                            self.loop.submit(self._every(self.store.webhooks.poll_s, self.webhooks.deliver_due))]
         tune_gc()
         log.info("worker %s serving apps %s", self.config.worker_name, sorted(apps))
 
     async def _build(self) -> Executor:
         from runtime.artifacts.redis_artifact_service import RedisArtifactService
         from runtime.runners import Runner
+        from runtime.tracing import RedisSpanStore
 
         from .journal import RedisToolJournal
 
         journal = RedisToolJournal(self.store)
         artifacts = RedisArtifactService(self.redis_url)
+        spans = RedisSpanStore(self.redis_url, ttl_s=self.store.retention.settled_s)  # the trace view's spans
         runners = {
             name: Runner(app_name=name, agent=app.root_agent, session_service=self.store.session_service,
                          artifact_service=artifacts, tool_journal=journal, plugins=app.plugins,
-                         events_compaction_config=app.events_compaction_config)
+                         events_compaction_config=app.events_compaction_config, span_store=spans)
             for name, app in self.apps.items()
         }
         return Executor(self.store, runners, self.config)
@@ -134,12 +143,20 @@ class WorkerHost:
         return outcome
 
     async def _every(self, period: float, step) -> None:
+        reach = Reachability(f"worker {self.config.worker_name} {step.__name__.strip('_')}")
+        delay = period
         while True:
-            await asyncio.sleep(period * random.uniform(0.8, 1.0))
+            await asyncio.sleep(delay * random.uniform(0.8, 1.0))
             try:
                 await step()
-            except Exception:  # a Redis hiccup must not stop heartbeats for good
-                log.exception("background step %s failed", step.__name__)
+            except Exception as exc:  # a Redis hiccup must not stop heartbeats for good
+                if not is_store_unavailable(exc):
+                    log.exception("background step %s failed", step.__name__)
+                    continue
+                delay = min(period, reach.failed(exc))  # one line while Redis is away, then retry sooner
+                continue
+            reach.succeeded()
+            delay = period
 
     async def _heartbeat(self) -> None:
         entries = [(i, entry) for i, entry in self.executor.active.items() if not entry[0].settling]
@@ -168,6 +185,7 @@ class WorkerHost:
                 await asyncio.wait(late, timeout=5) if late else None
             for future in self._background:
                 future.cancel()
+            await self.webhooks.aclose()
             await self.store.aclose()
 
         with contextlib.suppress(Exception):
@@ -205,5 +223,5 @@ def current() -> WorkerHost:
 
         settings = Settings.from_env()
         _current = WorkerHost(settings.redis_url, load_apps(parse_specs(settings.apps)),
-                              retention=settings.retention)
+                              retention=settings.retention, webhooks=WebhookSettings.from_env())
     return _current

@@ -52,6 +52,8 @@ class Claim:
     """Set while the settle script runs: its own lease deletion must not read as a lost lease."""
     interrupted: bool = False
     """True when the previous holder never settled (died, or handed back): history decides what is left to do."""
+    cut_off_runs: int = 0
+    """How many earlier runs of the invocation ended with their worker gone (not handed back): worker.attempts."""
 
     @property
     def fence(self) -> int:
@@ -102,7 +104,7 @@ async def acquire(
     return Claim(
         record=decode_record(fields), where=where, token=reply[1],
         response_fields=sorted(name for name in fields if name.startswith("r:")),
-        interrupted=reply[3] == "running",
+        interrupted=reply[3] == "running", cut_off_runs=int(fields.get("interrupted", 0)),
     )
 
 
@@ -175,6 +177,7 @@ async def settle(
         keys.session_active_invocations(where.app, where.user, where.session),
         keys.invocation_settled(where.app, where.user, claim.record.id), keys.lease_expiries(), keys.dispatch_due(),
         keys.invocation_journal(where.app, where.user, claim.record.id), keys.user_parked(where.app, where.user),
+        keys.webhook_due(), keys.webhook_outbox(),
     ], [claim.token, claim.record.id, status, now, status_data(status, detail), *store.stream_trim,
         *encode_fields(values)])
     if reply[0] != "ok":
@@ -186,11 +189,16 @@ async def settle(
     return "ok", reply[1]
 
 
-async def hand_back(store: InvocationStore, claim: Claim) -> None:
-    """Give the lease up without settling (graceful shutdown) and re-send the run job for another worker."""
-    if await _RELEASE(store.mux, [_lease(claim)], [claim.token]):
-        await store.mux.execute_command("ZREM", keys.lease_expiries(), claim.record.id)
-        await store.dispatch_next(claim.record.id)
+async def hand_back(store: InvocationStore, claim: Claim) -> bool:
+    """Give the lease up without settling (graceful shutdown, lost connection) and re-send the run job for another
+    worker; False when someone else holds the session by now (it is theirs to finish)."""
+    claim.settling = True  # its own lease deletion must not read as a lost lease (and cancel the rest of this)
+    record_key = store.record_key(claim.record.id, claim.where)
+    if not await _RELEASE(store.mux, [_lease(claim), record_key], [claim.token, claim.record.id]):
+        return False
+    await store.mux.execute_command("ZREM", keys.lease_expiries(), claim.record.id)
+    await store.dispatch_next(claim.record.id)
+    return True
 
 
 def _lease(claim: Claim) -> str:

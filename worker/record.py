@@ -91,6 +91,8 @@ class InvocationRecord(_Wire):
     """Wall-clock seconds a single run may take before it fails with InvocationTimeoutError."""
     park_timeout: float | None = None
     """Seconds a pending long-running call may wait for its response before it is answered with an expiry error."""
+    webhook: str | None = None
+    """The URL notified when it parks, completes, fails, is cancelled or a pending call expires (worker.webhooks)."""
     error: InvocationError | None = None
     cancel_reason: str | None = None
     worker: str | None = None

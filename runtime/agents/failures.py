@@ -8,6 +8,7 @@ untouched so the caller can retry or fix the request.
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING
 
 from ..errors import AgentqError, AgentRunFailedError, LlmCallsLimitExceededError, ModelError
@@ -22,7 +23,8 @@ def is_reportable(exc: BaseException) -> bool:
     if not isinstance(exc, Exception):
         return False
     if not isinstance(exc, AgentqError):
-        return True
+        # a store that is away for a moment is the worker's business (it hands the invocation back), not the agent's
+        return not _is_store_unavailable(exc)
     return isinstance(exc, LlmCallsLimitExceededError | ModelError | AgentRunFailedError)
 
 
@@ -33,3 +35,13 @@ def error_event(ctx: InvocationContext, author: str, exc: BaseException) -> Even
         invocation_id=ctx.invocation_id, author=author, branch=ctx.branch,
         error_code=code or type(exc).__name__, error_message=str(exc),
     )
+
+
+def _is_store_unavailable(exc: BaseException) -> bool:
+    # The runtime runs without Redis (in memory); redis is imported only by the Redis store, so an error can be
+    # one of its connection errors only when the module was loaded. This keeps `import runtime.agents` Redis-free.
+    if "redis" not in sys.modules:
+        return False
+    from ..redis_store.availability import is_store_unavailable
+
+    return is_store_unavailable(exc)

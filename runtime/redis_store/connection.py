@@ -13,6 +13,7 @@ import redis.asyncio as aioredis
 
 from ..errors import UsageError
 from .mux import MuxConnection
+from .redis_url import is_sentinel, redis_client_from_url
 
 MAX_CONNECTIONS = 1024
 """Connections per loop and URL; commands beyond this many in flight wait for one to free up."""
@@ -47,6 +48,10 @@ class LoopClients:
             # (redis-py's default pool raises MaxConnectionsError at 100 concurrent commands). No socket timeout:
             # blocking stream reads wait longer than any fixed timeout, and asyncio's wait_for around every
             # reply costs a third of a command's client CPU.
+            if is_sentinel(self._url):  # the master as the sentinels name it, found again after a failover
+                client = self._by_loop[loop] = redis_client_from_url(
+                    self._url, decode_responses=True, max_connections=self._max_connections, socket_timeout=None)
+                return client
             pool = aioredis.BlockingConnectionPool.from_url(
                 self._url, decode_responses=True, max_connections=self._max_connections, timeout=None,
                 socket_timeout=None, socket_connect_timeout=5,

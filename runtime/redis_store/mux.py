@@ -19,6 +19,9 @@ import hiredis
 from redis.asyncio.connection import parse_url
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import NoScriptError, ResponseError
+from redis.sentinel import MasterNotFoundError
+
+from .redis_url import SENTINEL_SOCKET_TIMEOUT_S, is_sentinel, parse_store_url
 
 
 def pack(args: tuple) -> bytes:
@@ -80,6 +83,8 @@ class _Protocol(asyncio.Protocol):
                 if isinstance(reply, ResponseError):
                     error = NoScriptError(str(reply)) if str(reply).startswith("NOSCRIPT") else reply
                     future.set_exception(error)
+                    if str(reply).startswith("READONLY"):  # a demoted master: reconnect to whoever is master now
+                        self.transport.close()
                 else:
                     future.set_result(reply)
         except hiredis.ProtocolError as exc:
@@ -101,18 +106,33 @@ class MuxConnection:
     """Connects on first use and again after the connection drops; commands are never retried here."""
 
     def __init__(self, url: str):
-        self._params = parse_url(url)
+        self._sentinel = None
+        if is_sentinel(url):  # the master's address is asked of the sentinels on every (re)connect
+            from redis.asyncio.sentinel import Sentinel
+
+            parsed = parse_store_url(url)
+            self._master = parsed.master
+            self._sentinel = Sentinel(parsed.sentinels, sentinel_kwargs={"socket_timeout": SENTINEL_SOCKET_TIMEOUT_S})
+            self._params = {"db": parsed.db, "username": parsed.username, "password": parsed.password}
+        else:
+            self._params = parse_url(url)
         self._protocol: _Protocol | None = None
         self._connecting: asyncio.Task | None = None
 
     @staticmethod
     def supports(url: str) -> bool:
-        """True for redis:// and unix:// URLs (TLS stays with redis-py)."""
-        return url.startswith(("redis://", "unix://"))
+        """True for redis://, unix:// and sentinel:// URLs (TLS stays with redis-py)."""
+        return url.startswith(("redis://", "unix://", "sentinel://"))
 
     async def _connect(self) -> _Protocol:
         loop = asyncio.get_running_loop()
-        if "path" in self._params:
+        if self._sentinel is not None:
+            try:
+                host, port = await self._sentinel.discover_master(self._master)
+            except MasterNotFoundError as exc:
+                raise OSError(f"no master {self._master!r} known to the sentinels: {exc}") from exc
+            _, protocol = await loop.create_connection(_Protocol, host, port)
+        elif "path" in self._params:
             _, protocol = await loop.create_unix_connection(_Protocol, self._params["path"])
         else:
             _, protocol = await loop.create_connection(

@@ -1,0 +1,73 @@
+"""Apps for the Redis-trouble and poison-invocation tests, served by their own worker processes.
+
+``poison``: its (idempotent, so re-run on resume) tool kills the worker process running it (``os._exit`` on the first run, SIGKILL after), the way
+a segfault or the OOM killer would. ``steps``: a few tool calls with a little model latency, so a batch keeps
+commits, claims and settles in flight the whole time.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+
+from google.genai import types
+
+from runtime.agents import LlmAgent
+from runtime.apps import App
+from runtime.models import LlmRequest, ScriptedLlm
+from runtime.tools import FunctionTool, ToolContext
+
+
+def _client():
+    import redis
+
+    return redis.Redis.from_url(os.environ["AGENTQ_REDIS_URL"], decode_responses=True)
+
+
+def crashes_key(invocation_id: str) -> str:
+    """How many times the poison tool killed a worker for this invocation."""
+    return f"test:crashes:{invocation_id}"
+
+
+def crash(tool_context: ToolContext) -> dict:
+    """Kill the process running this tool (first by os._exit, then by SIGKILL)."""
+    with _client() as client:
+        done = client.incr(crashes_key(tool_context.invocation_id))
+    if done == 1:
+        os._exit(3)
+    os.kill(os.getpid(), signal.SIGKILL)
+    return {}
+
+
+def _responses(request: LlmRequest) -> list[types.FunctionResponse]:
+    return [p.function_response for c in request.contents for p in c.parts or () if p.function_response]
+
+
+def _poison_turn(request: LlmRequest):
+    if not _responses(request):
+        return types.FunctionCall(name="crash", args={})
+    return "survived"
+
+
+poison_app = App(name="poison", root_agent=LlmAgent(
+    name="poisoner", model=ScriptedLlm(responder=_poison_turn), tools=[FunctionTool(crash, idempotent=True)]))  # re-run on resume, as a model call would be
+
+STEPS = 5
+
+
+def step(n: int) -> dict:
+    """Do step n."""
+    return {"done": n}
+
+
+def _steps_turn(request: LlmRequest):
+    done = len(_responses(request))
+    if done < STEPS:
+        return types.FunctionCall(name="step", args={"n": done + 1})
+    return f"all {STEPS} steps done"
+
+
+steps_app = App(name="steps", root_agent=LlmAgent(
+    name="stepper", model=ScriptedLlm(responder=_steps_turn, latency=0.2), tools=[FunctionTool(step)]))
+
+APPS = "tests.worker.chaos_apps:poison_app,tests.worker.chaos_apps:steps_app"

@@ -1,0 +1,51 @@
+"""Worker processes serving ``tests.worker.chaos_apps`` on a redis-server of their own (the tests here kill
+workers, drop connections and restart Redis: nothing another test uses)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from redis.exceptions import ConnectionError as RedisConnectionError
+
+from tests.worker.chaos_apps import APPS
+from tests.worker.conftest import WorkerPool
+from worker.record import FINAL
+
+
+class ChaosPool(WorkerPool):
+    """A WorkerPool whose workers serve the chaos apps, with extra environment (e.g. AGENTQ_MAX_ATTEMPTS)."""
+
+    def __init__(self, redis_url: str, log_dir, **extra_env: str):
+        super().__init__(redis_url, log_dir)
+        self.extra_env = extra_env
+
+    def env(self) -> dict[str, str]:
+        return {**super().env(), "AGENTQ_APPS": APPS, **self.extra_env}
+
+    def alive(self) -> list[str]:
+        """The names of the workers still running."""
+        return sorted(name for name, process in self.processes.items() if process.poll() is None)
+
+    def logs(self) -> str:
+        """Every worker's log so far."""
+        return "".join(path.read_text(errors="replace") for path in sorted(self.log_dir.glob("*.log")))
+
+
+async def settle_all(client, invocation_ids: list[str], timeout: float = 90.0) -> dict[str, str]:
+    """Each invocation's final status, polling through dropped connections and a Redis restart."""
+    statuses: dict[str, str] = {}
+    deadline = time.monotonic() + timeout
+    while len(statuses) < len(invocation_ids):
+        assert time.monotonic() < deadline, f"not settled: {set(invocation_ids) - set(statuses)}"
+        for invocation_id in invocation_ids:
+            if invocation_id in statuses:
+                continue
+            try:
+                record = await client.get(invocation_id)
+            except RedisConnectionError:
+                break
+            if record.status in FINAL:
+                statuses[invocation_id] = record.status
+        await asyncio.sleep(0.1)
+    return statuses
