@@ -49,16 +49,28 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def app_names(specs: list[str]) -> list[str]:
     """The app names of ``module:attr`` specs (imported for their ``name``) and bare names (used as is)."""
+    return [target if isinstance(target, str) else target.name for target in _app_targets(specs)]
+
+
+def app_infos(specs: list[str]) -> dict[str, dict]:
+    """ADK's AppInfo of each ``module:attr`` app, by name (bare names have no agent tree to describe)."""
+    from api.app_info import describe_app
+
+    return {target.name: describe_app(target) for target in _app_targets(specs) if not isinstance(target, str)}
+
+
+def _app_targets(specs: list[str]) -> list:
+    """The App objects of ``module:attr`` specs and the bare names, in order."""
     if os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())  # like `python -m`, so examples.* resolve from the project root
-    names = []
+    targets = []
     for value in specs:
         for spec in (part.strip() for part in value.split(",")):
             if not spec:
                 continue
             module_name, sep, attr = spec.partition(":")
             if not sep:
-                names.append(spec)
+                targets.append(spec)
                 continue
             try:
                 target = importlib.import_module(module_name)
@@ -66,8 +78,8 @@ def app_names(specs: list[str]) -> list[str]:
                     target = getattr(target, part)
             except (ImportError, AttributeError) as exc:
                 raise UsageError(f"app {spec!r} cannot be loaded: {exc}") from exc
-            names.append(target.name)
-    return names
+            targets.append(target)
+    return targets
 
 
 def app_specs(args: argparse.Namespace) -> list[str]:
@@ -78,55 +90,83 @@ def app_specs(args: argparse.Namespace) -> list[str]:
 def build(args: argparse.Namespace, redis_url: str):
     """The ASGI app for ``args`` on ``redis_url``."""
     from api import ApiSettings, create_app
+    from api.auth import parse_public_routes
+    from api.http_limits import ConnectionLimits
     from api.services import redis_services
-    from api.settings import load_keys
+    from api.settings import load_keys, parse_cors_origins
     from worker.retention import RetentionPolicy
+    from worker.webhook_config import WebhookSettings
 
     settings = ApiSettings(
         app_names=app_names(app_specs(args)),
+        app_infos=app_infos(app_specs(args)),
         keys=load_keys(keys_json=os.environ.get("AGENTQ_API_KEYS"), keys_file=args.api_keys_file),
         max_body_bytes=args.max_body_bytes,
         dev_ui_dir=getattr(args, "dev_ui_dir", None),
+        cors_origins=parse_cors_origins(os.environ.get("AGENTQ_CORS_ORIGINS", "")),
+        public_routes=parse_public_routes(os.environ.get("AGENTQ_API_PUBLIC_ROUTES", "health")),
+        connection=ConnectionLimits.from_env(),
     )
     retention = getattr(args, "retention", None) or RetentionPolicy.from_env()
-    backed = redis_services(redis_url, retention=retention)
+    backed = redis_services(redis_url, retention=retention, webhooks=WebhookSettings.from_env())
     return create_app(
         settings, backed.services, stats_provider=backed.stats_provider, on_shutdown=backed.aclose
     )
 
 
 def run(args: argparse.Namespace) -> int:
-    """Serve until interrupted; returns the exit code."""
-    import uvicorn
-
-    from agentq.settings import ensure_redis
+    """Serve until interrupted (Ctrl-C or SIGTERM); returns the exit code."""
+    from agentq.embedded import ensure_redis
 
     log_level = (getattr(args, "log_level", None) or os.environ.get("AGENTQ_LOG_LEVEL") or "info").lower()
     logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    redis_url, embedded = ensure_redis(
+    local = ensure_redis(
         getattr(args, "redis_url", None) or os.environ.get("AGENTQ_REDIS_URL"),
         getattr(args, "data_dir", None) or os.environ.get("AGENTQ_DATA_DIR") or ".agentq",
+        register="api",
     )
-    if embedded is not None:
-        log.info("agentq api: no AGENTQ_REDIS_URL, started an embedded redis-server at %s", redis_url)
+    if local.data is not None:
+        log.info("agentq api: no AGENTQ_REDIS_URL, using the embedded redis-server at %s", local.url)
     try:
-        try:
-            app = build(args, redis_url)
-        except UsageError as exc:  # a setting that makes no sense: refused at start, naming it
-            log.error("agentq api: %s", exc)
-            return 2
-        if not app.state.settings.auth_enabled and args.host not in ("127.0.0.1", "localhost", "::1"):
-            log.warning("agentq api: bound to %s without API keys: non-loopback clients will get 403", args.host)
-        # loop/http "auto" pick uvloop and httptools (both dependencies): ~0.2 ms less per /run_sse and ~10%
-        # less API CPU than asyncio's loop and h11's pure-Python parser (bench.api_bench, 2-core machine).
-        config = uvicorn.Config(
-            app, host=args.host, port=args.port, log_level=log_level, access_log=args.access_log,
-            lifespan="on", timeout_graceful_shutdown=5, loop="auto", http="auto",
-        )
-        uvicorn.Server(config).run()
+        return _serve(args, local.url, log_level)
+    except _Stopped:
+        return 0
     finally:
-        if embedded is not None:
-            embedded.stop()
+        local.release()  # the last agentq process on the embedded redis-server stops it
+
+
+class _Stopped(Exception):
+    """Raised by the signal uvicorn hands back once it has shut down."""
+
+
+def _stopped(signum, frame) -> None:
+    raise _Stopped
+
+
+def _serve(args: argparse.Namespace, redis_url: str, log_level: str) -> int:
+    import signal
+
+    import uvicorn
+
+    try:
+        app = build(args, redis_url)
+    except UsageError as exc:  # a setting that makes no sense: refused at start, naming it
+        log.error("agentq api: %s", exc)
+        return 2
+    if not app.state.settings.auth_enabled and args.host not in ("127.0.0.1", "localhost", "::1"):
+        log.warning("agentq api: bound to %s without API keys: non-loopback clients will get 403", args.host)
+    # loop "auto" picks uvloop and http is httptools (both dependencies): ~0.2 ms less per /run_sse and ~10%
+    # less API CPU than asyncio's loop and h11's pure-Python parser (bench.api_bench, 2-core machine); its
+    # protocol is wrapped to time out slow headers and refuse huge ones (api.http_limits).
+    config = uvicorn.Config(
+        app, host=args.host, port=args.port, log_level=log_level, access_log=args.access_log,
+        lifespan="on", timeout_graceful_shutdown=5, loop="auto", **app.state.settings.connection.uvicorn_options(),
+    )
+    # uvicorn shuts down gracefully on SIGINT/SIGTERM, then raises the signal again with the handler it found:
+    # SIGTERM's default would end the process before `finally` stops the embedded redis-server.
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, _stopped)
+    uvicorn.Server(config).run()
     return 0
 
 

@@ -2,6 +2,11 @@
 
 A key that may not touch a user's things gets 404 for them, exactly as if they did not exist, so ids never
 leak across tenants. With no keys configured the API trusts only loopback clients.
+
+The operations routes (``/health``, ``/metrics``, ``/docs`` with ``/openapi.json``) hold no one user's data, so
+they follow their own rule (``check_ops_route``): each can be made public (no key needed when keys are
+configured); otherwise it needs a key, and ``/metrics``, which counts across every user, a key that reaches
+every user and app.
 """
 
 from __future__ import annotations
@@ -16,6 +21,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from runtime.errors import NotFoundError, UsageError
 
 WILDCARD = "*"
+
+OPS_ROUTES = ("health", "metrics", "docs")
+"""The operations routes that can be made public (``AGENTQ_API_PUBLIC_ROUTES``)."""
+
+DEFAULT_PUBLIC_ROUTES = frozenset({"health"})
 
 
 class KeyGrant(BaseModel):
@@ -33,6 +43,11 @@ class KeyGrant(BaseModel):
     def allows_app(self, app_name: str) -> bool:
         """True when this key may touch ``app_name`` at all."""
         return WILDCARD in self.apps or app_name in self.apps
+
+    @property
+    def reaches_everything(self) -> bool:
+        """True when this key may touch every user of every app (what figures across all users need)."""
+        return WILDCARD in self.users and WILDCARD in self.apps
 
 
 def parse_keys(raw: dict) -> dict[str, KeyGrant]:
@@ -52,8 +67,16 @@ class UnauthorizedError(UsageError):
     """Raised when a request carries no bearer key, or one that is not configured."""
 
 
-class NotLoopbackError(UsageError):
+class ForbiddenError(UsageError):
+    """Raised when the caller may not use a route at all (403)."""
+
+
+class NotLoopbackError(ForbiddenError):
     """Raised when no keys are configured and the client is not on the loopback interface."""
+
+
+class KeyTooNarrowError(ForbiddenError):
+    """Raised when a key that does not reach every user and app asks for figures counted across all of them."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -107,3 +130,31 @@ def resolve_caller(request: Request, keys: dict[str, KeyGrant]) -> Caller:
         if hmac.compare_digest(key.encode(), token.encode()):
             return Caller(grant=grant)
     raise UnauthorizedError("the bearer key is not valid")
+
+
+def parse_public_routes(raw: str, variable: str = "AGENTQ_API_PUBLIC_ROUTES") -> frozenset[str]:
+    """Comma-separated names from ``OPS_ROUTES`` (``none``: no public route); UsageError naming an unknown one."""
+    names = frozenset(part.strip().lower() for part in raw.split(",") if part.strip())
+    if names == {"none"}:
+        return frozenset()
+    unknown = sorted(names - set(OPS_ROUTES))
+    if unknown:
+        raise UsageError(f"{variable} names {unknown[0]!r}: use any of {', '.join(OPS_ROUTES)} (or none)")
+    return names
+
+
+def check_ops_route(request: Request, keys: dict[str, KeyGrant], public: frozenset[str], route: str) -> None:
+    """Refuse ``request`` for the operations route ``route`` unless the settings allow it.
+
+    With keys configured a public route needs none; otherwise any valid key may read ``health`` and ``docs``
+    and only a key that reaches every user and app may read ``metrics``. With no keys configured every route,
+    these included, serves loopback clients only.
+    """
+    if keys and route in public:
+        return
+    caller = resolve_caller(request, keys)
+    if route == "metrics" and caller.grant is not None and not caller.grant.reaches_everything:
+        raise KeyTooNarrowError(
+            "/metrics counts across every user and app: it needs a key with users ['*'] and apps ['*'] "
+            "(or add metrics to AGENTQ_API_PUBLIC_ROUTES)"
+        )

@@ -11,18 +11,20 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import ValidationError
+from redis.exceptions import RedisError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from runtime import errors
+from runtime.redis_store.availability import is_store_unavailable
 
-from .auth import NotLoopbackError, UnauthorizedError
+from .auth import ForbiddenError, UnauthorizedError
 
 log = logging.getLogger("agentq.api")
 
 # Most specific first: the first matching class decides the status.
 STATUS_BY_ERROR: list[tuple[type[BaseException], int]] = [
     (UnauthorizedError, 401),
-    (NotLoopbackError, 403),
+    (ForbiddenError, 403),
     (errors.PayloadTooLargeError, 413),
     (errors.UsageError, 400),
     (errors.NotFoundError, 404),
@@ -44,12 +46,8 @@ def status_for(exc: BaseException) -> int:
 
 
 def _is_redis_unavailable(exc: BaseException) -> bool:
-    try:
-        from redis.exceptions import ConnectionError as RedisConnectionError
-        from redis.exceptions import TimeoutError as RedisTimeoutError
-    except ImportError:  # pragma: no cover - redis is a dependency of the API
-        return False
-    return isinstance(exc, RedisConnectionError | RedisTimeoutError)
+    # a dropped connection, a restart (refused, or LOADING its AOF), a failover (READONLY): 503, try again soon
+    return is_store_unavailable(exc)
 
 
 def error_body(exc: BaseException) -> dict:
@@ -100,6 +98,12 @@ def install_error_handlers(app: FastAPI) -> None:
     async def _http_exception(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         body = {"error": "HTTPError", "detail": str(exc.detail)}
         return JSONResponse(body, status_code=exc.status_code, headers=getattr(exc, "headers", None))
+
+    # Registered apart from Exception: Starlette re-raises what the catch-all handler answered into the server,
+    # which then drops the connection; these are answered by the inner exception middleware instead.
+    @app.exception_handler(RedisError)
+    async def _redis_error(request: Request, exc: RedisError) -> JSONResponse:
+        return await _unexpected(request, exc)
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:

@@ -13,6 +13,8 @@ from fastapi import Request
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from .webhook_metrics import WebhookCollector
+
 log = logging.getLogger("agentq.api")
 
 StatsProvider = Callable[[], Awaitable[dict[str, dict[str, float]]]]
@@ -56,6 +58,7 @@ class Metrics:
         self.queue_depth = Gauge(
             "agentq_queue_depth", "Run jobs waiting in the broker queue", ["queue"], registry=self.registry
         )
+        self.webhooks = WebhookCollector(self.registry)
 
     async def refresh(self, provider: StatsProvider | None) -> None:
         """Update the scrape-time gauges from ``provider`` (errors are logged, never fail the scrape)."""
@@ -70,6 +73,8 @@ class Metrics:
             self.invocations.labels(status=status).set(count)
         for queue, depth in stats.get("queue_depth", {}).items():
             self.queue_depth.labels(queue=queue).set(depth)
+        if "webhooks" in stats:
+            self.webhooks.update(stats["webhooks"])
 
 
 async def get_metrics(request: Request) -> Metrics:

@@ -9,7 +9,8 @@ from pathlib import Path
 
 from runtime.errors import UsageError
 
-from .auth import KeyGrant, parse_keys
+from .auth import DEFAULT_PUBLIC_ROUTES, KeyGrant, parse_keys
+from .http_limits import ConnectionLimits
 
 DEFAULT_MAX_BODY_BYTES = 1_000_000
 
@@ -33,8 +34,21 @@ class ApiSettings:
     sse_keepalive_s: float = 15.0
     """An SSE comment line is sent this often so proxies keep idle streams open."""
 
+    app_infos: dict[str, dict] = field(default_factory=dict)
+    """ADK's AppInfo JSON of each app loaded as ``module:attr`` (``GET /apps/{app}/app-info``; ``api.app_info``)."""
+
+    cors_origins: list[str] = field(default_factory=list)
+    """Origins allowed to call the API from a browser (``AGENTQ_CORS_ORIGINS``, comma-separated; ``*`` any).
+    Empty: no CORS headers at all (same-origin only), the default."""
+
     dev_ui_dir: str | None = None
     """A built web UI (google-adk's dev UI) to serve at /dev-ui/ on the API's origin; None: no UI."""
+
+    public_routes: frozenset[str] = DEFAULT_PUBLIC_ROUTES
+    """Operations routes (health, metrics, docs) served without a key when keys are configured."""
+
+    connection: ConnectionLimits = field(default_factory=ConnectionLimits)
+    """How long and how much the server waits for from a slow or oversized client."""
 
     @property
     def auth_enabled(self) -> bool:
@@ -69,3 +83,12 @@ def keys_from_env(environ: dict[str, str] | None = None) -> dict[str, KeyGrant]:
     """Keys configured through ``AGENTQ_API_KEYS`` / ``AGENTQ_API_KEYS_FILE``."""
     env = os.environ if environ is None else environ
     return load_keys(keys_json=env.get("AGENTQ_API_KEYS"), keys_file=env.get("AGENTQ_API_KEYS_FILE"))
+
+
+def parse_cors_origins(value: str) -> list[str]:
+    """``AGENTQ_CORS_ORIGINS``: comma-separated ``http(s)://host[:port]`` origins, or ``*``; empty: CORS off."""
+    origins = [origin.strip().rstrip("/") for origin in value.split(",") if origin.strip()]
+    for origin in origins:
+        if origin != "*" and not (origin.startswith(("http://", "https://")) and "/" not in origin.split("://")[1]):
+            raise UsageError(f"AGENTQ_CORS_ORIGINS: {origin!r} is not '*' or an origin like 'https://host:8080'")
+    return origins

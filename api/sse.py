@@ -13,21 +13,34 @@ SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no", "Connecti
 
 KEEPALIVE = b": keepalive\n\n"
 
-_ENTRY_ID = re.compile(r"^\d{1,20}-\d{1,20}$")
+_ENTRY_ID = re.compile(r"^(\d{1,20})-(\d{1,20})$")
+_MAX_PART = 2**64 - 1  # Redis stream ids are two unsigned 64-bit numbers
 
 
 class InvalidLastEventIdError(UsageError):
-    """Raised when Last-Event-ID (or ``?after=``) is not a stream entry id like ``1700000000000-0``."""
+    """Raised when Last-Event-ID (or ``?after=``) is not a stream entry id like ``1700000000000-0``, or is past
+    the newest entry of its stream."""
 
 
-def check_entry_id(value: str | None) -> str | None:
-    """``value`` when it is a valid stream entry id (or empty/None: from the start)."""
+def check_entry_id(value: str | None, source: str = "Last-Event-ID") -> str | None:
+    """``value`` when it is a valid stream entry id (or empty/None: from the start); ``source`` names where it
+    came from in the error."""
     if value is None or value.strip() == "":
         return None
     value = value.strip()
-    if not _ENTRY_ID.match(value):
-        raise InvalidLastEventIdError(f"Last-Event-ID {value!r} is not a stream entry id like '1700000000000-0'")
+    match = _ENTRY_ID.match(value)
+    if not match:
+        raise InvalidLastEventIdError(f"{source} {value!r} is not a stream entry id like '1700000000000-0'")
+    if max(int(part) for part in match.groups()) > _MAX_PART:
+        raise InvalidLastEventIdError(f"{source} {value!r} is out of range: each part of a stream entry id is "
+                                      f"at most {_MAX_PART}")
     return value
+
+
+def entry_key(entry_id: str) -> tuple[int, int]:
+    """A stream entry id as a pair that sorts as Redis orders the entries."""
+    ms, seq = entry_id.split("-", 1)
+    return int(ms), int(seq)
 
 
 def entry_before(entry_id: str) -> str:
@@ -64,6 +77,16 @@ def frame(data: str, *, entry_id: str | None = None, event: str | None = None) -
 
 
 def entry_frame(entry: Any) -> bytes:
-    """The frame of a stream entry: events are default ``message`` frames, status entries ``event: status``."""
+    """The frame of a stream entry: events are default ``message`` frames, status entries ``event: status``.
+
+    A status entry's data gains ``invocationId`` (events carry theirs already), so a session stream's status
+    frames say whose status they are.
+    """
     kind = getattr(entry, "kind", "event")
-    return frame(entry_json(entry.data), entry_id=entry.id, event=None if kind == "event" else kind)
+    if kind == "event":
+        return frame(entry_json(entry.data), entry_id=entry.id)
+    data = entry.data
+    invocation_id = getattr(entry, "invocation_id", None)
+    if isinstance(data, dict) and invocation_id:
+        data = {**data, "invocationId": invocation_id}
+    return frame(entry_json(data), entry_id=entry.id, event=kind)

@@ -6,7 +6,10 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any
 
-from fastapi import APIRouter, Depends, Header, Query
+from fastapi import APIRouter, Depends, Header, Query, Response
+
+from runtime.redis_store.streams import last_entry_id
+from worker.record import FINAL
 
 from ..auth import Caller
 from ..deps import Services, UserScope, get_caller, get_services, get_settings, user_scope
@@ -14,7 +17,7 @@ from ..errors import error_body
 from ..event_stream import EventStreamResponse
 from ..metrics import Metrics, get_metrics
 from ..settings import ApiSettings
-from ..sse import check_entry_id, entry_before, entry_frame, frame
+from ..sse import InvalidLastEventIdError, check_entry_id, entry_before, entry_frame, entry_key, frame
 from .invocations import queue_of, visible_record
 from .sessions import load_session
 
@@ -29,6 +32,34 @@ async def entry_frames(entries: AsyncIterator[Any], metrics: Metrics) -> AsyncIt
             yield entry_frame(entry)
     except Exception as exc:
         yield frame(json.dumps(error_body(exc)), event="error")
+
+
+def resume_point(last_event_id: str | None, after: str | None) -> str | None:
+    """The entry id to resume after: ``Last-Event-ID`` first, else ``?after=`` (400 naming a bad one)."""
+    return check_entry_id(last_event_id) or check_entry_id(after, "?after=")
+
+
+def check_not_past(newest: str, resume_from: str) -> None:
+    """400 when ``resume_from`` is past the stream's ``newest`` entry: the client cannot have seen it, and
+    nothing after it would ever be read (new entries get smaller ids), so the stream would stay silent."""
+    if newest != "0-0" and entry_key(resume_from) > entry_key(newest):
+        raise InvalidLastEventIdError(
+            f"Last-Event-ID (or ?after=) {resume_from!r} is past the newest entry of the stream ({newest!r}): "
+            "resume after an id the stream sent"
+        )
+
+
+async def has_entries_after(services: Services, record: Any, resume_from: str) -> bool:
+    """True when the invocation has stream entries after ``resume_from`` (a look that does not wait)."""
+    entries = queue_of(services).session_events(record.app_name, record.user_id, record.session_id,
+                                                after=resume_from, follow=False)
+    try:
+        async for entry in entries:
+            if entry.invocation_id == record.id:
+                return True
+    finally:
+        await entries.aclose()
+    return False
 
 
 def sse_response(frames: AsyncIterator[bytes], settings: ApiSettings) -> EventStreamResponse:
@@ -48,10 +79,19 @@ async def invocation_events(
 ):
     """SSE of the invocation's events and status changes; each frame carries its stream entry ``id:``.
 
-    Resumes after ``Last-Event-ID`` (or ``?after=``); ends when the invocation settles.
+    Resumes after ``Last-Event-ID`` (or ``?after=``); ends when the invocation settles. Resuming a completed,
+    failed or cancelled invocation after its last entry answers 204 (an EventSource stops reconnecting);
+    resuming one that may go on past the newest entry of its stream is a 400.
     """
-    resume_from = check_entry_id(last_event_id) or check_entry_id(after)
+    resume_from = resume_point(last_event_id, after)
     record = await visible_record(services, settings, caller, invocation_id)
+    if resume_from is not None:
+        newest = await last_entry_id(services.redis, record.app_name, record.user_id, record.session_id)
+        if record.status not in FINAL:  # running or parked: later entries may still come
+            check_not_past(newest, resume_from)
+        # A deleted session's stream is gone ("0-0"): the reader ends with the record's status, so let it.
+        elif newest != "0-0" and not await has_entries_after(services, record, resume_from):
+            return Response(status_code=204)  # all sent already: nothing more will ever come
     if resume_from is None and record.first_entry:
         # Where the client's own lookup would start (the invocation's first entry), without reading the
         # record a second time.
@@ -71,8 +111,10 @@ async def session_events(
     metrics: Metrics = Depends(get_metrics),
 ):
     """SSE of every event and status change of the session, following new ones until the client leaves."""
-    resume_from = check_entry_id(last_event_id) or check_entry_id(after)
+    resume_from = resume_point(last_event_id, after)
     queue = queue_of(services)
     await load_session(services, scope, session_id)
+    if resume_from is not None:
+        check_not_past(await last_entry_id(services.redis, scope.app_name, scope.user_id, session_id), resume_from)
     entries = queue.session_events(scope.app_name, scope.user_id, session_id, after=resume_from, follow=True)
     return sse_response(entry_frames(entries, metrics), settings)

@@ -48,7 +48,8 @@ class FakeQueue:
 def _app(*, fast_lane: bool, keyed: bool = True, queue=None):
     services = Services(session_service=InMemorySessionService(), artifact_service=InMemoryArtifactService(),
                         queue=queue if queue is not None else FakeQueue())
-    settings = ApiSettings(app_names=["weather"], keys=parse_keys(KEYS) if keyed else {}, max_body_bytes=10_000)
+    settings = ApiSettings(app_names=["weather"], keys=parse_keys(KEYS) if keyed else {}, max_body_bytes=10_000,
+                           public_routes=frozenset({"metrics"}))
     app = create_app(settings, services, fast_lane=fast_lane)
     app.state.route_calls = 0
 

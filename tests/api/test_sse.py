@@ -16,9 +16,11 @@ def test_an_event_entry_is_a_default_frame_with_its_id():
     assert entry_frame(entry) == b'id: 17-0\ndata: {"author":"a","id":"x"}\n\n'
 
 
-def test_a_status_entry_is_an_event_status_frame():
+def test_a_status_entry_is_an_event_status_frame_naming_its_invocation():
     entry = StreamEntry(id="18-1", kind="status", invocation_id="e-1", data={"status": "parked", "detail": {}})
-    assert entry_frame(entry) == b'id: 18-1\nevent: status\ndata: {"status":"parked","detail":{}}\n\n'
+    assert entry_frame(entry) == (
+        b'id: 18-1\nevent: status\ndata: {"status":"parked","detail":{},"invocationId":"e-1"}\n\n'
+    )
 
 
 def test_multiline_json_text_is_reencoded_on_one_data_line():

@@ -87,7 +87,8 @@ async def test_deleting_a_session_over_http_cancels_its_parked_invocation_and_le
     async with http.stream("GET", f"/invocations/{invocation_id}/events") as response:
         frames = [frame async for frame in read_frames(response)]
     assert [(frame.event, frame.data) for frame in frames] == [
-        ("status", {"status": "cancelled", "detail": {"reason": f"session {session!r} was deleted"}})]
+        ("status", {"status": "cancelled", "detail": {"reason": f"session {session!r} was deleted"},
+                    "invocationId": invocation_id})]
     session_keys = [key async for key in http.store.redis.scan_iter(match=f"*:s:{session}*", count=1000)]
     assert session_keys == []
     assert (await http.get(f"/apps/approval/users/{user}/sessions/{session}")).status_code == 404
