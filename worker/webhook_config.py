@@ -1,0 +1,117 @@
+"""WebhookSettings: where invocations' notifications go, how they are signed, and how long they are retried.
+
+Read once at a process edge (``WebhookSettings.from_env``). The processes that enqueue (API, Python clients)
+stamp each new record with its webhook URL: the ``webhook`` given at enqueue, else its app's entry of
+``AGENTQ_WEBHOOKS``. The workers deliver, so they need the secret and the retry settings. Nonsense (a URL that
+is not http(s), a malformed duration) is refused at start with a UsageError naming the variable.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+from runtime.errors import UsageError
+
+from .retention import _duration
+from .webhook_signing import secret_key
+
+MAX_URL_LENGTH = 2048
+
+ENV_NAMES = {
+    "urls_by_app": "AGENTQ_WEBHOOKS",
+    "secret": "AGENTQ_WEBHOOK_SECRET",
+    "timeout_s": "AGENTQ_WEBHOOK_TIMEOUT",
+    "retry_for_s": "AGENTQ_WEBHOOK_RETRY_FOR",
+    "backoff_s": "AGENTQ_WEBHOOK_BACKOFF",
+    "backoff_max_s": "AGENTQ_WEBHOOK_BACKOFF_MAX",
+    "poll_s": "AGENTQ_WEBHOOK_POLL",
+    "public_url": "AGENTQ_PUBLIC_URL",
+}
+"""The environment variable behind each field (named in every refusal)."""
+
+
+def check_url(url: str, what: str) -> str:
+    """``url`` if it is an absolute http(s) URL with a host; UsageError naming ``what`` otherwise."""
+    if not isinstance(url, str) or not url or len(url) > MAX_URL_LENGTH or any(c.isspace() for c in url):
+        raise UsageError(f"{what} must be an http:// or https:// URL of at most {MAX_URL_LENGTH} characters "
+                         f"without spaces, got {url!r}")
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 (raises ValueError on a malformed port)
+    except ValueError as exc:
+        raise UsageError(f"{what} is not a valid URL ({exc}): {url!r}") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise UsageError(f"{what} must be an http:// or https:// URL with a host, got {url!r}")
+    return url
+
+
+@dataclass(frozen=True, kw_only=True)
+class WebhookSettings:
+    """Per-app webhook URLs (enqueuers), the signing secret and the retry schedule (workers)."""
+
+    urls_by_app: dict[str, str] = field(default_factory=dict)
+    """App name -> URL notified of that app's invocations enqueued without a ``webhook`` of their own."""
+    secret: str | None = None
+    """``whsec_<base64>`` (Standard Webhooks) or any other text used as raw key bytes; None: sent unsigned."""
+    timeout_s: float = 10.0
+    """One POST's whole time limit; a slower receiver counts as failed and is tried again."""
+    retry_for_s: float = 24 * 3600.0
+    """How long after the transition a notification is retried before it goes to the dead-letter list."""
+    backoff_s: float = 1.0
+    """The first retry's delay bound; it doubles per attempt (full jitter: a random delay up to the bound)."""
+    backoff_max_s: float = 600.0
+    """The largest delay bound between two attempts."""
+    poll_s: float = 0.5
+    """How often each worker process looks for due deliveries."""
+    public_url: str | None = None
+    """The API's base URL, for the absolute ``links`` in the payload (None: links are paths)."""
+
+    def __post_init__(self) -> None:
+        for app, url in self.urls_by_app.items():
+            check_url(url, f"{ENV_NAMES['urls_by_app']} entry for app {app!r}")
+        if self.secret is not None:
+            secret_key(self.secret)  # a whsec_ secret must decode
+        if self.public_url is not None:
+            check_url(self.public_url, ENV_NAMES["public_url"])
+        for name in ("timeout_s", "retry_for_s", "backoff_s", "backoff_max_s", "poll_s"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+                raise UsageError(f"{ENV_NAMES[name]} ({name}) must be a duration above 0 seconds, got {value!r}")
+
+    def url_for(self, app: str, webhook: str | None = None) -> str | None:
+        """The URL to notify about an invocation of ``app``: its own ``webhook`` (checked), else the app's."""
+        if webhook is not None:
+            return check_url(webhook, "webhook")
+        return self.urls_by_app.get(app)
+
+    @classmethod
+    def from_env(cls, environ: dict[str, str] | None = None) -> WebhookSettings:
+        """The settings from ``AGENTQ_WEBHOOK*`` and ``AGENTQ_PUBLIC_URL`` (unset ones keep their defaults)."""
+        env = os.environ if environ is None else environ
+        values: dict = {}
+        for name, variable in ENV_NAMES.items():
+            raw = env.get(variable)
+            if raw is None or not raw.strip():
+                continue
+            if name == "urls_by_app":
+                values[name] = _urls_by_app(variable, raw)
+            elif name in ("secret", "public_url"):
+                values[name] = raw.strip()
+            else:
+                values[name] = _duration(variable, raw, optional=False)
+        return cls(**values)
+
+
+def _urls_by_app(variable: str, raw: str) -> dict[str, str]:
+    """``app=url`` pairs separated by commas."""
+    urls: dict[str, str] = {}
+    for item in raw.split(","):
+        if not item.strip():
+            continue
+        app, sep, url = item.partition("=")
+        if not sep or not app.strip():
+            raise UsageError(f"{variable} must be app=url pairs separated by commas, got {item.strip()!r}")
+        urls[app.strip()] = check_url(url.strip(), f"{variable} entry for app {app.strip()!r}")
+    return urls

@@ -1,0 +1,106 @@
+"""The webhook outbox in Redis: notifications waiting to be delivered, their claims, and the dead-letter list.
+
+The status scripts (``worker.scripts``' ``notify``) add a notification in the same step as the transition it
+reports: a JSON entry in ``keys.webhook_outbox()`` and its id in ``keys.webhook_due()`` scored by when it is
+next tried. Workers claim due ones (the claim pushes the score past the send, so no other worker sends it at the
+same time; a worker that dies mid-send leaves it to be claimed again after ``hold_s``), then record the outcome:
+delivered (gone), failed (tried again later) or dead (moved to the dead-letter list, newest ``DEAD_LIMIT`` kept).
+Each script also counts its outcome in ``keys.webhook_stats()``, which ``/metrics`` reads.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from runtime.redis_store import keys
+from runtime.redis_store.lua import LuaScript
+
+from . import webhook_scripts as scripts
+
+DEAD_LIMIT = 10_000
+"""Dead letters kept; older ones are dropped as new ones arrive."""
+
+_CLAIM = LuaScript(scripts.CLAIM)
+_DELIVERED = LuaScript(scripts.DELIVERED)
+_RETRY = LuaScript(scripts.RETRY)
+_DEAD = LuaScript(scripts.DEAD)
+_REDELIVER = LuaScript(scripts.REDELIVER)
+
+
+async def claim(redis: Any, *, limit: int, hold_s: float, now: float | None = None) -> list[dict]:
+    """Up to ``limit`` due notifications, each held for ``hold_s`` seconds from now (oldest due first)."""
+    now_ms = _ms(time.time() if now is None else now)
+    raw = await _CLAIM(redis, [keys.webhook_due(), keys.webhook_outbox()], [now_ms, _ms(hold_s), limit])
+    return [json.loads(_text(entry)) for entry in raw]
+
+
+async def delivered(redis: Any, entry: dict) -> None:
+    """The receiver accepted it: it leaves the outbox."""
+    await _DELIVERED(redis, [keys.webhook_due(), keys.webhook_outbox(), keys.webhook_stats()], [entry["id"]])
+
+
+async def retry(redis: Any, entry: dict, *, at: float, error: str) -> None:
+    """A failed attempt: try again at ``at`` (unix seconds), remembering the attempt count and the error."""
+    entry = {**entry, "attempts": entry.get("attempts", 0) + 1, "last_error": error}
+    await _RETRY(redis, [keys.webhook_due(), keys.webhook_outbox(), keys.webhook_stats()],
+                 [entry["id"], json.dumps(entry), _ms(at)])
+
+
+async def dead(redis: Any, entry: dict, *, error: str, now: float | None = None) -> None:
+    """A failed last attempt: the notification moves to the dead-letter list."""
+    now = time.time() if now is None else now
+    member = f"{_ms(now):015d}:{entry['id']}"
+    entry = {**entry, "attempts": entry.get("attempts", 0) + 1, "last_error": error, "dead_at": now,
+             "member": member}
+    await _DEAD(redis, [keys.webhook_due(), keys.webhook_outbox(), keys.webhook_dead(), keys.webhook_dead_entries(),
+                        keys.webhook_stats()], [entry["id"], json.dumps(entry), member, DEAD_LIMIT])
+
+
+async def dead_letters(redis: Any, *, limit: int, after: str | None = None) -> tuple[list[dict], str | None]:
+    """Dead letters newest first, after the cursor ``after``; the page and the next cursor (None: no more)."""
+    start = "+" if after is None else "(" + after
+    members = [_text(m) for m in await redis.zrevrangebylex(keys.webhook_dead(), start, "-", start=0, num=limit)]
+    if not members:
+        return [], None
+    ids = [member.partition(":")[2] for member in members]
+    raw = await redis.hmget(keys.webhook_dead_entries(), ids)
+    entries = [json.loads(_text(item)) for item in raw if item is not None]
+    return entries, members[-1] if len(members) == limit else None
+
+
+async def dead_letter(redis: Any, delivery_id: str) -> dict | None:
+    """One dead letter by its delivery id (None: not in the list)."""
+    raw = await redis.hget(keys.webhook_dead_entries(), delivery_id)
+    return None if raw is None else json.loads(_text(raw))
+
+
+async def redeliver(redis: Any, entry: dict, *, now: float | None = None) -> bool:
+    """Put a dead letter back in the outbox with a fresh retry window (same delivery id); False if it is gone."""
+    now = time.time() if now is None else now
+    fresh = {name: value for name, value in entry.items() if name not in ("member", "dead_at")}
+    fresh.update(attempts=0, at=repr(now))
+    return bool(await _REDELIVER(redis, [keys.webhook_due(), keys.webhook_outbox(), keys.webhook_dead(),
+                                         keys.webhook_dead_entries()],
+                                 [entry["id"], json.dumps(fresh), entry["member"], _ms(now)]))
+
+
+async def stats(redis: Any) -> dict[str, float]:
+    """Counters (delivered, failed attempts, dead) and sizes (pending, dead_letters) for /metrics."""
+    pipe = redis.pipeline(transaction=False)
+    pipe.hgetall(keys.webhook_stats())
+    pipe.zcard(keys.webhook_due())
+    pipe.zcard(keys.webhook_dead())
+    counters, pending, dead_count = await pipe.execute()
+    values = {_text(name): float(value) for name, value in counters.items()}
+    return {"delivered": values.get("delivered", 0.0), "failed": values.get("failed", 0.0),
+            "dead": values.get("dead", 0.0), "pending": float(pending), "dead_letters": float(dead_count)}
+
+
+def _ms(seconds: float) -> int:
+    return int(seconds * 1000)
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
