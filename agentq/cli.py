@@ -1,4 +1,8 @@
-"""``agentq``: one entry point for workers, the API, the demo and invocation commands (argparse)."""
+"""``agentq``: one entry point for workers, the API, the demo, invocation commands, the inbox, status and stop.
+
+Every error is one line on stderr naming the problem and what to do (``agentq.cli_errors``): exit code 2 for a
+usage error, 1 for a refusal or failure; ``agentq --debug ...`` shows tracebacks instead.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +10,8 @@ import argparse
 import logging
 import sys
 
-from . import commands
+from . import commands, inbox_command, status_command
+from .cli_errors import INTERRUPTED, USAGE, OneLineParser, describe
 
 _INVOCATION_COMMANDS = {
     "enqueue": (commands.add_enqueue, "enqueue a message as a new invocation (prints its id)"),
@@ -16,12 +21,24 @@ _INVOCATION_COMMANDS = {
     "reject": (commands.add_confirm, "reject a pending tool confirmation (the tool never runs)"),
     "cancel": (commands.add_cancel, "cancel an invocation"),
     "get": (commands.add_get, "print an invocation's record"),
+    "inbox": (inbox_command.add_arguments, "list the invocations waiting on a person (--follow: and new ones)"),
 }
+
+EXAMPLES = """\
+examples (single quotes: in double quotes the shell turns "$1200" into "200"):
+  agentq worker --app examples.reimbursement:app &
+  agentq enqueue reimbursement ann 'Reimburse $1200 for a conference' --follow
+  agentq inbox
+  agentq respond e-... <call id> '{"status": "approved"}' --follow
+  agentq status
+  agentq stop          # ends the api, workers and embedded redis-server started from this directory
+"""
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The full ``agentq`` parser; ``api`` and ``demo`` flags come from their own modules, imported lazily."""
-    parser = argparse.ArgumentParser(prog="agentq", description="Durable ADK-style agents on Celery workers.")
+    parser = OneLineParser(prog="agentq", description="Durable ADK-style agents on Celery workers.",
+                           epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     # Own dests: `agentq api` and `agentq demo` define the same flags, and a subcommand's defaults would
     # overwrite values given before the subcommand name.
     parser.add_argument("--redis-url", dest="top_redis_url", metavar="URL",
@@ -29,12 +46,16 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--data-dir", dest="top_data_dir", metavar="DIR",
                         help="embedded Redis data directory parent (AGENTQ_DATA_DIR, .agentq)")
     parser.add_argument("--log-level", dest="top_log_level", metavar="LEVEL", help="(AGENTQ_LOG_LEVEL, INFO)")
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser.add_argument("--debug", action="store_true", help="show the traceback of an error")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     from . import run_worker
 
     run_worker.add_arguments(sub.add_parser("worker", help="run a worker process"))
     for name, (add, help_text) in _INVOCATION_COMMANDS.items():
-        add(sub.add_parser(name, help=help_text))
+        add(sub.add_parser(name, help=help_text, description=help_text))
+    status_command.add_arguments(sub.add_parser(
+        "status", help="workers alive, run jobs waiting, invocations by status"))
+    sub.add_parser("stop", help="stop the api, workers and embedded redis-server started from this directory")
     for name, help_text in (("api", "serve the HTTP API"), ("demo", "run the human-approval demo end to end")):
         module = _lazy(name)
         command = sub.add_parser(name, help=help_text, add_help=module is not None)
@@ -56,16 +77,29 @@ def _lazy(name: str):
 
 def main(argv: list[str] | None = None) -> int:
     """Parse ``argv`` and run the command; the process exit code."""
+    args = build_parser().parse_args(argv)
+    try:
+        return _run(args)
+    except KeyboardInterrupt:  # Ctrl-C ends `inbox --follow`, `follow` and the servers: no traceback
+        return INTERRUPTED
+    except Exception as exc:
+        if args.debug:
+            raise
+        line, code = describe(exc, args.command, args, getattr(args, "resolved_redis_url", None))
+        print(f"agentq {args.command}: {line}", file=sys.stderr)
+        return code
+
+
+def _run(args: argparse.Namespace) -> int:
     from runtime.errors import UsageError
 
-    from .settings import Settings, ensure_redis
+    from .settings import Settings
 
-    args = build_parser().parse_args(argv)
     try:
         settings = Settings.from_env()
     except UsageError as exc:  # refused at start, naming the setting
         print(f"agentq {args.command}: {exc}", file=sys.stderr)
-        return 2
+        return USAGE
     args.retention = settings.retention
     settings.redis_url = args.top_redis_url or settings.redis_url
     settings.data_dir = args.top_data_dir or settings.data_dir
@@ -79,23 +113,52 @@ def main(argv: list[str] | None = None) -> int:
         module = _lazy(args.command)
         if module is None:
             print(f"agentq {args.command} is not available in this installation", file=sys.stderr)
-            return 2
+            return USAGE
         if args.top_redis_url:
             args.redis_url = args.top_redis_url
         if args.top_data_dir:
             args.data_dir = args.top_data_dir
         return module.run(args)
-    redis_url, embedded = ensure_redis(settings.redis_url, settings.data_dir)
-    from runtime.errors import AgentqError
+    if args.command == "stop":
+        from . import stop_command
 
+        if settings.redis_url:  # an external Redis is not ours to stop
+            print(f"agentq stop: leaves the Redis at {settings.redis_url} alone; it stops only what runs on the "
+                  "embedded redis-server of this directory", file=sys.stderr)
+        return stop_command.run(settings.data_dir)
+    if args.command == "status":
+        return _status(args, settings)
+    from .embedded import ensure_redis
+
+    local = ensure_redis(settings.redis_url, settings.data_dir)
+    args.resolved_redis_url = local.url
     try:
-        return commands.run(args.command, args, redis_url)
-    except AgentqError as exc:  # a wrong id or a refused answer: say what is wrong, no traceback
-        print(f"agentq {args.command}: {type(exc).__name__}: {exc}", file=sys.stderr)
-        return 1
+        if args.command == "inbox":
+            return inbox_command.run(args, local.url)
+        return commands.run(args.command, args, local.url)
     finally:
-        if embedded is not None:
-            embedded.stop()
+        local.release()
+
+
+def _status(args: argparse.Namespace, settings) -> int:
+    """``agentq status`` looks without starting anything: no Redis running is an answer too."""
+    from worker.local_redis import redis_dir, running_url
+
+    from .embedded import live_users
+
+    if settings.redis_url:
+        args.resolved_redis_url = settings.redis_url
+        return status_command.run(args, settings.redis_url, None)
+    url = running_url(settings.data_dir)
+    if url is None and args.json:
+        print('{"redis": null}')
+        return 0
+    if url is None:
+        print(f"redis        not running (no AGENTQ_REDIS_URL, no embedded redis-server in "
+              f"{redis_dir(settings.data_dir)}); `agentq worker` or `agentq api` starts one")
+        return 0
+    args.resolved_redis_url = url
+    return status_command.run(args, url, live_users(settings.data_dir))
 
 
 if __name__ == "__main__":

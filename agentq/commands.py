@@ -6,14 +6,19 @@ import argparse
 import json
 import sys
 
+from .cli_errors import json_argument
+
+ANSWER_EXAMPLE = """'{"status": "approved"}'"""
+"""An answer the example reimbursement app (and the README's myapp.py) resumes on and pays."""
 
 def add_enqueue(parser: argparse.ArgumentParser) -> None:
     """``agentq enqueue APP USER MESSAGE``."""
     parser.add_argument("app_name")
     parser.add_argument("user_id")
-    parser.add_argument("message", help="the user's message (text)")
+    parser.add_argument("message", help="the user's message (text; in single quotes, so the shell leaves $ alone)")
     parser.add_argument("--session", help="session id (default: a new session)")
-    parser.add_argument("--state-delta", type=json.loads, default=None, help="JSON object")
+    parser.add_argument("--state-delta", type=json_argument("""'{"tier": "gold"}'"""), default=None,
+                        help="JSON object")
     parser.add_argument("--follow", action="store_true", help="print events until the invocation settles")
 
 
@@ -27,7 +32,9 @@ def add_respond(parser: argparse.ArgumentParser) -> None:
     """``agentq respond INVOCATION_ID CALL_ID RESPONSE_JSON``."""
     parser.add_argument("invocation_id")
     parser.add_argument("call_id")
-    parser.add_argument("response", type=json.loads, help='JSON object, e.g. \'{"approved": true}\'')
+    parser.add_argument("response", type=json_argument(ANSWER_EXAMPLE),
+                        help=f"JSON object, in single quotes; the example apps approve with {ANSWER_EXAMPLE}")
+    parser.epilog = f"example: agentq respond e-... <call id> {ANSWER_EXAMPLE} --follow (`agentq inbox` lists the calls)"
     parser.add_argument("--name", help="the function name (checked against the pending call)")
     parser.add_argument("--will-continue", action="store_true", help="an intermediate update; the call stays pending")
     parser.add_argument("--follow", action="store_true", help="print events until the invocation settles again")
@@ -37,7 +44,8 @@ def add_confirm(parser: argparse.ArgumentParser) -> None:
     """``agentq approve|reject INVOCATION_ID [CALL_ID]``: answer a tool confirmation."""
     parser.add_argument("invocation_id")
     parser.add_argument("call_id", nargs="?", help="the adk_request_confirmation call's id (default: the only one)")
-    parser.add_argument("--payload", type=json.loads, default=None, help="JSON value sent back to the tool")
+    parser.add_argument("--payload", type=json_argument("""'{"note": "ok"}'"""), default=None,
+                        help="JSON value sent back to the tool")
     parser.add_argument("--follow", action="store_true", help="print events until the invocation settles again")
 
 
@@ -56,6 +64,8 @@ def run(command: str, args: argparse.Namespace, redis_url: str) -> int:
     """Run one command against ``redis_url``; prints JSON lines."""
     from worker.client import SyncAgentqClient
 
+    if command == "enqueue":
+        _warn_without_worker(redis_url, args.app_name)
     with SyncAgentqClient(redis_url) as client:
         if command == "enqueue":
             session_id = args.session or client.create_session(args.app_name, args.user_id).id
@@ -82,6 +92,24 @@ def run(command: str, args: argparse.Namespace, redis_url: str) -> int:
         elif command == "get":
             _print(client.get(args.invocation_id).to_json_dict())
     return 0
+
+
+def _warn_without_worker(redis_url: str, app_name: str) -> None:
+    """Say so when no live worker serves ``app_name``: the invocation would wait, queued, with no other sign."""
+    import asyncio
+
+    import redis.asyncio as aioredis
+
+    from worker.workers_alive import alive_workers
+
+    async def serving() -> list[str]:
+        async with aioredis.Redis.from_url(redis_url) as redis:
+            return sorted({app for worker in await alive_workers(redis) for app in worker.apps})
+
+    apps = asyncio.run(serving())
+    if app_name not in apps:
+        print(f"agentq enqueue: no worker alive serves app {app_name!r} (served: {', '.join(apps) or 'none'}); "
+              "the invocation waits, queued, until one does: agentq worker --app module:attr", file=sys.stderr)
 
 
 def _follow(client, invocation_id: str, after: str | None = None) -> None:

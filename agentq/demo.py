@@ -108,7 +108,8 @@ async def transfer(http: httpx.AsyncClient, text: str, *, confirmed: bool) -> bo
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The ``agentq demo`` flags."""
-    parser.add_argument("--keep", action="store_true", help="keep the demo's data directory")
+    parser.add_argument("--keep", action="store_true", help="keep the demo's data directory and logs (always kept "
+                        "when the demo fails)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -125,16 +126,22 @@ def run(args: argparse.Namespace) -> int:
           else "model: offline ScriptedLlm (set GOOGLE_API_KEY to use Gemini)")
     data_dir = tempfile.mkdtemp(prefix="agentq-demo-")
     stack = LocalStack(data_dir, apps=EXAMPLE_APPS)
+    failed = True
     try:
         with stack:
-            print(f"redis {stack.redis.url}, api {stack.base_url}, logs in {data_dir}")
-            return asyncio.run(drive(stack.base_url))
+            kept = f"logs in {data_dir}" if args.keep else "logs deleted on exit, --keep keeps them"
+            print(f"redis {stack.redis.url}, api {stack.base_url} ({kept})")
+            code = asyncio.run(drive(stack.base_url))
+            failed = code != 0
+            return code
     except Exception as exc:
         print(f"demo failed: {exc}\n--- worker log ---\n{stack.log_tail('worker0')}\n--- api log ---\n"
               f"{stack.log_tail('api')}", file=sys.stderr)
         return 1
     finally:
-        if not args.keep:
+        if failed:  # the logs are what explains a failure: kept, and said where
+            print(f"logs kept in {data_dir}", file=sys.stderr)
+        elif not args.keep:
             import shutil
 
             shutil.rmtree(data_dir, ignore_errors=True)

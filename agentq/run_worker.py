@@ -33,68 +33,44 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, settings) -> int:
     """Start the worker and block until it shuts down."""
-    from celery import signals
-
-    from agentq.settings import ensure_redis
-    from worker import broker_client, broker_writes
-    from worker import host as worker_host
+    from agentq.embedded import ensure_redis
+    from runtime.errors import UsageError
     from worker.apps import load_apps, parse_specs
-    from worker.celery_app import make_celery
-    from worker.dispatch import QUEUE
-    from worker.executor import ExecutorConfig
+    from worker.webhook_config import WebhookSettings
 
+    try:
+        webhooks = WebhookSettings.from_env()
+    except UsageError as exc:  # refused at start, naming the setting
+        print(f"agentq worker: {exc}", file=sys.stderr)
+        return 2
     if os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())  # so `--app examples.weather:app` resolves from the project root
     apps = load_apps(parse_specs(args.apps) or settings.apps)
-    redis_url, embedded = ensure_redis(settings.redis_url, settings.data_dir)
+    local = ensure_redis(settings.redis_url, settings.data_dir, register="worker")
+    try:
+        return _serve(args, settings, apps, local.url, webhooks)
+    finally:
+        local.release()  # the last agentq process on the embedded redis-server stops it
+
+
+def _serve(args: argparse.Namespace, settings, apps, redis_url: str, webhooks) -> int:
+    """Run the Celery worker on ``redis_url`` (the store; the broker is AGENTQ_BROKER_URL or the same) until it
+    shuts down. The host is built, announced and drained by ``worker.worker_lifecycle``, as under plain celery."""
+    from worker.broker import broker_url
+    from worker.celery_app import make_celery
+    from worker.dispatch import QUEUE
+    from worker.worker_lifecycle import attach, build_host
+
     name = args.name or f"agentq-{socket.gethostname()}-{os.getpid()}"
-    config = ExecutorConfig(worker_name=name, max_in_flight=args.concurrency or settings.concurrency)
-    history_mb = args.history_cache_mb if args.history_cache_mb is not None else settings.history_cache_mb
-    if history_mb is not None:
-        config.history_cache_bytes = history_mb * 1024 * 1024
-    celery_app = make_celery(redis_url)
-    broker_client.install()
-    broker_writes.install()
-    handoff = args.handoff or settings.handoff
-    host = worker_host.WorkerHost(redis_url, apps, config=config, wait_for_claim=handoff == "claim",
-                                  retention=settings.retention)
-    worker_host.install(host)
-
-    @signals.worker_shutdown.connect(weak=False)
-    def _stop(**_kwargs) -> None:
-        import redis
-
-        from runtime.redis_store import keys
-
-        log.info("worker %s: shutting down, handing running invocations back", name)
-        host.stop()
-        with redis.Redis.from_url(redis_url) as client:
-            client.hdel(keys.workers(), name)
-
-    @signals.worker_ready.connect(weak=False)
-    def _ready(**_kwargs) -> None:
-        import json
-        import time
-
-        import redis
-
-        from runtime.redis_store import keys
-
-        with redis.Redis.from_url(redis_url) as client:
-            client.hset(keys.workers(), name, json.dumps(
-                {"pid": os.getpid(), "apps": sorted(apps), "started_at": time.time()}))
-        log.info("worker %s: ready", name)
-
-    log.info("worker %s: broker %s, apps %s, %d in flight max", name, redis_url, sorted(apps),
-             config.max_in_flight)
+    celery_app = make_celery(broker_url(redis_url))
+    attach(celery_app, lambda _nodename: build_host(
+        celery_app, settings, apps, redis_url, name, webhooks=webhooks, concurrency=args.concurrency,
+        history_cache_mb=args.history_cache_mb, handoff=args.handoff))
+    log.info("worker %s: store %s, broker %s, apps %s", name, redis_url, broker_url(redis_url), sorted(apps))
     worker = celery_app.Worker(
         hostname=f"{name}@{socket.gethostname()}", pool=args.pool or settings.pool,
         concurrency=args.threads or settings.threads, queues=[QUEUE], loglevel=settings.log_level,
         without_gossip=True, without_mingle=True, optimization="fair",
     )
-    try:
-        worker.start()
-    finally:
-        if embedded is not None:
-            embedded.stop()
+    worker.start()
     return worker.exitcode or 0

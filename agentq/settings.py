@@ -1,17 +1,14 @@
 """Settings from flags or ``AGENTQ_*`` environment variables, read only at process edges (the CLI, worker start).
 
 Embedded default: with no ``AGENTQ_REDIS_URL`` the CLI uses a real redis-server it starts itself under
-``<data dir>/redis`` with AOF on. Its URL is written to ``<data dir>/redis/url`` so the other agentq processes
-started from the same directory (api, workers, enqueue) share it instead of each starting their own.
+``<data dir>/redis`` with AOF on, shared by the agentq processes started from the same directory
+(``agentq.embedded``; clients find it through ``worker.local_redis``).
 """
 
 from __future__ import annotations
 
 import os
-import socket
 from dataclasses import dataclass, field
-from pathlib import Path
-from urllib.parse import urlparse
 
 from worker.retention import RetentionPolicy
 
@@ -54,31 +51,3 @@ class Settings:
             history_cache_mb=int(env["AGENTQ_HISTORY_CACHE_MB"]) if env.get("AGENTQ_HISTORY_CACHE_MB") else None,
             retention=RetentionPolicy.from_env(env),
         )
-
-
-def ensure_redis(redis_url: str | None, data_dir: str):
-    """``(url, embedded)``: the configured URL, else a running embedded server's (``embedded`` is the one started
-    here, which the caller stops on exit, or None)."""
-    if redis_url:
-        return redis_url, None
-    from runtime.redis_store.launcher import EmbeddedRedis
-
-    data = Path(data_dir).resolve()  # redis-server chdirs into --dir, so relative paths would break
-    url_file = data / "redis" / "url"
-    if url_file.is_file():
-        url = url_file.read_text().strip()
-        if _answers(url):
-            return url, None
-    embedded = EmbeddedRedis(data / "redis").start()
-    url_file.write_text(embedded.url + "\n")
-    return embedded.url, embedded
-
-
-def _answers(url: str) -> bool:
-    parsed = urlparse(url)
-    try:
-        with socket.create_connection((parsed.hostname or "127.0.0.1", parsed.port or 6379), timeout=0.5) as sock:
-            sock.sendall(b"PING\r\n")
-            return sock.recv(64).startswith(b"+PONG")
-    except OSError:
-        return False

@@ -24,6 +24,7 @@ from . import follow as reading
 from .listing import Page
 from .record import InvocationRecord, InvocationStatus, only_confirmation
 from .retention import RetentionPolicy
+from .webhook_config import WebhookSettings
 
 if TYPE_CHECKING:
     from runtime.redis_store.streams import StreamEntry
@@ -43,14 +44,19 @@ class AgentqClient:
     ``CallNotPendingError``, ``InvalidTransitionError``, ``InvalidMessageError``.
     """
 
-    def __init__(self, redis_url: str, *, celery_app: Any | None = None, retention: RetentionPolicy | None = None):
-        """``celery_app``: the app used to send run jobs (default: one built for ``redis_url``); ``retention``:
+    def __init__(self, redis_url: str | None = None, *, celery_app: Any | None = None,
+                 retention: RetentionPolicy | None = None, webhooks: WebhookSettings | None = None):
+        """``redis_url``: default ``AGENTQ_REDIS_URL``, else the embedded redis-server that ``agentq`` started
+        from the current directory (``worker.local_redis``; UsageError when there is none).
+        ``celery_app``: the app used to send run jobs (default: one built for ``redis_url``); ``retention``:
         how long what this client's invocations and sessions leave is kept (default ``RetentionPolicy()``;
-        give every process of a deployment the same one, e.g. ``RetentionPolicy.from_env()``)."""
+        give every process of a deployment the same one, e.g. ``RetentionPolicy.from_env()``); ``webhooks``:
+        the per-app webhook URLs of invocations enqueued without their own (``WebhookSettings.from_env()``)."""
+        from .local_redis import discover_url
         from .store import InvocationStore
 
-        self.redis_url = redis_url
-        self._store = InvocationStore(redis_url, celery_app=celery_app, retention=retention)
+        self.redis_url = redis_url = redis_url or discover_url()
+        self._store = InvocationStore(redis_url, celery_app=celery_app, retention=retention, webhooks=webhooks)
 
     async def aclose(self) -> None:
         """Close the Redis connections."""
@@ -101,17 +107,20 @@ class AgentqClient:
         *,
         time_limit: float | None = None,
         park_timeout: float | None = None,
+        webhook: str | None = None,
     ) -> str:
         """Record a new invocation as ``queued`` behind the session's earlier ones, send its run job; its id.
 
         ``run_config`` is a RunConfig or its dict (``max_llm_calls``, ``streaming_mode``). ``time_limit`` bounds
         one run's wall clock (seconds); ``park_timeout`` is how long a long-running call may stay unanswered
         before it is answered with an expiry error (default: the retention policy's ``park_timeout_s``).
-        Raises SessionNotFoundError, InvalidMessageError.
+        ``webhook`` (an http(s) URL) is POSTed a signed notification when the invocation parks, completes,
+        fails, is cancelled or a pending call expires (default: the app's URL in ``webhooks``, else none).
+        Raises SessionNotFoundError, InvalidMessageError, UsageError (a webhook that is not an http(s) URL).
         """
         return await self._store.enqueue(
             app_name, user_id, session_id, new_message, state_delta, run_config,
-            time_limit=time_limit, park_timeout=park_timeout,
+            time_limit=time_limit, park_timeout=park_timeout, webhook=webhook,
         )
 
     async def get(self, invocation_id: str) -> InvocationRecord:
@@ -219,9 +228,15 @@ class AgentqClient:
 class SyncAgentqClient:
     """A blocking wrapper of AgentqClient for scripts and the CLI (runs its own event loop)."""
 
-    def __init__(self, redis_url: str, *, celery_app: Any | None = None, retention: RetentionPolicy | None = None):
+    def __init__(self, redis_url: str | None = None, *, celery_app: Any | None = None,
+                 retention: RetentionPolicy | None = None):
+        """See AgentqClient (``redis_url`` None: found the same way)."""
         self._runner = asyncio.Runner()
-        self._client = self._runner.run(_make(redis_url, celery_app, retention))
+        try:
+            self._client = self._runner.run(_make(redis_url, celery_app, retention))
+        except BaseException:
+            self._runner.close()
+            raise
 
     def close(self) -> None:
         """Close connections and the private event loop."""
@@ -299,6 +314,6 @@ class SyncAgentqClient:
         return self._runner.run(self._client.invocations_page(*args, **kwargs))
 
 
-async def _make(redis_url: str, celery_app: Any | None, retention: RetentionPolicy | None) -> AgentqClient:
+async def _make(redis_url: str | None, celery_app: Any | None, retention: RetentionPolicy | None) -> AgentqClient:
     # The client's Redis connections belong to the loop they are created on.
     return AgentqClient(redis_url, celery_app=celery_app, retention=retention)

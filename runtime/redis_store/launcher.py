@@ -76,11 +76,15 @@ class EmbeddedRedis:
         port: int | None = None,
         unix_socket: bool = False,
         appendonly: bool = True,
+        own_session: bool = False,
     ):
+        """``own_session``: run the server in its own session, so a Ctrl-C meant for the terminal's foreground
+        process does not stop a server other processes still use (the CLI's embedded default)."""
         self.data_dir = Path(data_dir)
         self.port = port if port is not None else (0 if unix_socket else free_port())
         self.unix_socket = unix_socket
         self.appendonly = appendonly
+        self.own_session = own_session
         self._process: subprocess.Popen | None = None
 
     @property
@@ -123,7 +127,8 @@ class EmbeddedRedis:
             return self
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self._process = subprocess.Popen(
-            self._args(), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+            self._args(), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+            start_new_session=self.own_session,
         )
         deadline = time.monotonic() + _START_TIMEOUT_S
         while time.monotonic() < deadline:

@@ -65,5 +65,5 @@ def test_a_refused_answer_from_the_terminal_is_one_line_naming_the_problem(worke
         env={**os.environ, "AGENTQ_REDIS_URL": workers.redis_url, "PYTHONPATH": str(ROOT)})
     assert result.returncode == 1
     assert result.stderr.strip().splitlines() == [
-        f"agentq approve: CallNotPendingError: function call 'adk-not-a-call' is not pending on invocation "
-        f"{invocation_id!r} (never issued as a long-running call, or already answered)"]
+        f"agentq approve: function call 'adk-not-a-call' is not pending on invocation {invocation_id!r} (never "
+        f"issued as a long-running call, or already answered); its pending calls: agentq get {invocation_id}"]

@@ -1,0 +1,122 @@
+"""``agentq inbox``: the approver's inbox in the terminal, one JSON line per parked invocation, newest first.
+
+The same list as ``GET /inbox`` and the ``/ui`` page (``worker.inbox``: every (app, user) parked index, merged),
+read straight from Redis as the other invocation commands are. ``--follow`` keeps watching and prints each
+invocation that parks from then on (once per set of pending calls) until Ctrl-C; like ``/inbox/events`` it
+looks for a change once every ``POLL_S`` with one script call.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from typing import Any
+
+POLL_S = 0.5
+"""How often ``--follow`` looks for a change."""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """``agentq inbox [--app NAME] [--user ID] [--limit N] [--follow]``."""
+    parser.add_argument("--app", action="append", dest="app_names", metavar="NAME",
+                        help="only this app (repeatable; default: every app a worker announced)")
+    parser.add_argument("--user", help="only this user")
+    parser.add_argument("--limit", type=int, default=100, help="print at most this many (default 100)")
+    parser.add_argument("--follow", action="store_true", help="then print each newly parked invocation until Ctrl-C")
+
+
+def item(record) -> dict[str, Any]:
+    """An inbox line: who waits for what, and the command that answers it."""
+    calls = [{"id": call.id, "name": call.name, "kind": call.kind, "args": call.args} for call in record.pending_calls]
+    first = record.pending_calls[0] if record.pending_calls else None
+    if first is not None and first.kind == "confirmation":
+        answer = f"agentq approve {record.id} {first.id}   # or: agentq reject {record.id} {first.id}"
+    elif first is not None:
+        answer = f"agentq respond {record.id} {first.id} '{{\"status\": \"approved\"}}'"
+    else:
+        answer = None
+    text = " ".join(part.text for part in (record.new_message.parts or []) if part.text) if record.new_message else ""
+    return {"invocationId": record.id, "appName": record.app_name, "userId": record.user_id,
+            "sessionId": record.session_id, "message": text, "parkedAt": record.updated_at,
+            "pendingCalls": calls, "answerWith": answer}
+
+
+async def announced_apps(redis: Any) -> list[str]:
+    """The apps of every worker that announced itself (alive or not: a stopped one's parked work still waits)."""
+    from runtime.redis_store import keys
+
+    apps = set()
+    for info in (await redis.hgetall(keys.workers())).values():
+        try:
+            apps.update(str(app) for app in json.loads(info).get("apps", []))
+        except (ValueError, AttributeError):
+            continue  # not an announcement this version wrote
+    return sorted(apps)
+
+
+async def _pairs(redis: Any, args: argparse.Namespace) -> list[tuple[str, str]]:
+    from worker import inbox
+
+    apps = args.app_names or await announced_apps(redis)
+    return await inbox.user_pairs(redis, apps, [args.user] if args.user else None)
+
+
+async def _parked(redis: Any, args: argparse.Namespace, limit: int) -> list:
+    """Up to ``limit`` parked records of the filters, newest first."""
+    from worker import inbox
+
+    pairs, records, token = await _pairs(redis, args), [], None
+    while len(records) < limit:
+        page, _total = await inbox.parked_page(redis, pairs, page_size=min(200, limit - len(records)),
+                                               page_token=token)
+        records += page.items
+        token = page.next_page_token
+        if token is None:
+            break
+    return records
+
+
+async def _run(redis_url: str, args: argparse.Namespace) -> int:
+    import redis.asyncio as aioredis
+
+    from worker import inbox
+
+    if args.limit < 1:
+        from runtime.errors import UsageError
+
+        raise UsageError(f"--limit must be at least 1, not {args.limit}")
+    async with aioredis.Redis.from_url(redis_url) as redis:
+        if not args.app_names and not await announced_apps(redis):
+            print("agentq inbox: no worker has announced an app yet; name one with --app NAME", file=sys.stderr)
+        printed = set()
+        for record in reversed(await _parked(redis, args, args.limit)):  # oldest first, so the newest ends last
+            printed.add(_key(record))
+            _print(item(record))
+        seen = None
+        while args.follow:
+            _total, digest = await inbox.fingerprint(redis, await _pairs(redis, args))
+            if digest != seen:
+                seen = digest
+                for record in reversed(await _parked(redis, args, 200)):
+                    if _key(record) not in printed:
+                        printed.add(_key(record))
+                        _print(item(record))
+            await asyncio.sleep(POLL_S)
+    return 0
+
+
+def _key(record) -> tuple:
+    # An invocation that parks again on new calls is new to the approver; the same wait is printed once.
+    return record.id, tuple(call.id for call in record.pending_calls)
+
+
+def _print(value: dict) -> None:
+    sys.stdout.write(json.dumps(value) + "\n")
+    sys.stdout.flush()
+
+
+def run(args: argparse.Namespace, redis_url: str) -> int:
+    """Print the inbox (and follow it); the exit code."""
+    return asyncio.run(_run(redis_url, args))

@@ -1,0 +1,84 @@
+"""``agentq status``: is anything running, and how is it doing: Redis, workers alive, queue depth, counts.
+
+The figures of ``GET /ops/summary`` (workers by heartbeat, ``worker.workers_alive``; the run queue's length;
+invocations by status over at most ``SCAN_LIMIT`` records, parked exactly), for the whole deployment.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import time
+from collections import Counter
+from typing import Any
+
+SCAN_LIMIT = 5_000
+"""Invocation records counted, at most (``sampled`` says when there were more)."""
+STATUSES = ("queued", "running", "parked", "completed", "failed", "cancelled")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """``agentq status [--json]``."""
+    parser.add_argument("--json", action="store_true", help="one JSON object instead of text")
+
+
+async def summary(redis_url: str) -> dict[str, Any]:
+    """Workers alive, the run queue's depth and invocations by status, read from the Redis at ``redis_url``."""
+    import redis.asyncio as aioredis
+
+    from runtime.redis_store import keys
+    from worker.dispatch import QUEUE
+    from worker.workers_alive import alive_workers
+
+    async with aioredis.Redis.from_url(redis_url, decode_responses=True) as redis:
+        workers = await alive_workers(redis)
+        places, sampled = [], False
+        async for invocation_id, raw in redis.hscan_iter(keys.invocation_index(), count=500):
+            if len(places) >= SCAN_LIMIT:
+                sampled = True
+                break
+            app, user, _session = json.loads(raw)
+            places.append(keys.invocation(app, user, invocation_id))
+        pipe = redis.pipeline(transaction=False)
+        for key in places:
+            pipe.hget(key, "status")
+        pipe.llen(QUEUE)
+        *statuses, depth = await pipe.execute()
+    counted = Counter(status for status in statuses if status is not None)
+    now = time.time()
+    return {
+        "redis": redis_url,
+        "workersAlive": len(workers),
+        "workers": [{"name": w.name, "apps": w.apps, "lastBeatAgo": round(now - w.last_beat, 1)} for w in workers],
+        "queueDepth": depth,
+        "counts": {status: counted.get(status, 0) for status in STATUSES},
+        "sampled": sampled,
+    }
+
+
+def text(figures: dict[str, Any], embedded: dict[int, str] | None) -> str:
+    """The human form: one line per subject."""
+    redis_line = figures["redis"]
+    if embedded is not None:
+        users = ", ".join(f"agentq {command} (pid {pid})" for pid, command in sorted(embedded.items()))
+        redis_line += f" (embedded; used by {users or 'no running agentq api or worker'}; `agentq stop` ends it)"
+    if figures["workers"]:
+        workers = f"{figures['workersAlive']} alive: " + "; ".join(
+            f"{w['name']} [{', '.join(w['apps'])}] beat {w['lastBeatAgo']}s ago" for w in figures["workers"])
+    else:
+        workers = "none alive: queued invocations wait (start one: agentq worker --app module:attr)"
+    counts = ", ".join(f"{status} {n}" for status, n in figures["counts"].items())
+    more = f" (first {SCAN_LIMIT} invocations counted)" if figures["sampled"] else ""
+    return (f"redis        {redis_line}\nworkers      {workers}\nqueue        {figures['queueDepth']} run jobs "
+            f"waiting\ninvocations  {counts}{more}")
+
+
+def run(args: argparse.Namespace, redis_url: str, embedded: dict[int, str] | None) -> int:
+    """Print the status; ``embedded``: the processes registered on the embedded server (None: external Redis)."""
+    figures = asyncio.run(summary(redis_url))
+    if args.json:
+        print(json.dumps(figures))
+    else:
+        print(text(figures, embedded))
+    return 0
