@@ -48,6 +48,7 @@ from .routing import (
 )
 from .sessions import BaseSessionService, InMemorySessionService, Session, State
 from .sessions.invocation_index import invocation_events
+from .tracing import BaseSpanStore, InMemorySpanStore, SpanRecorder
 
 if TYPE_CHECKING:
     from .apps import App, EventsCompactionConfig
@@ -72,6 +73,8 @@ class Runner:
     ``events_compaction_config`` (default: ``app.events_compaction_config``) summarises older events after
     each invocation and, with a token threshold, before model calls (see runtime.apps.compaction); a worker
     passes it without ``app=``, so the App's resumability setting does not change how it runs.
+    ``span_store`` (optional) keeps each run's agent, model and tool spans, written once when the run ends
+    (see runtime.tracing); without it nothing is recorded.
     """
 
     def __init__(
@@ -89,6 +92,7 @@ class Runner:
         plugins: list[BasePlugin] | None = None,
         plugin_close_timeout: float = 5.0,
         events_compaction_config: EventsCompactionConfig | None = None,
+        span_store: BaseSpanStore | None = None,
     ):
         if app is not None:
             if plugins is not None:
@@ -116,6 +120,7 @@ class Runner:
         self.resumable = adk_resumable or (resumable is None and config is None and tool_journal is not None)
         self._agents = index_tree(agent)
         self._uncommitted: dict[tuple[str, str], Any] = {}
+        self.span_store = span_store
 
     async def close(self) -> None:
         """Close the plugins (the runner itself holds nothing else to release)."""
@@ -199,6 +204,35 @@ class Runner:
         if agent is not self.agent:
             ctx.branch = branch_of(agent, prior)
         log.debug("invocation %s: running agent %r (resumed=%s)", ctx.invocation_id, agent.name, run.resumed)
+        if self.span_store is None:
+            async with aclosing(self._run(ctx, agent)) as events:
+                async for event in events:
+                    yield event
+            return
+        run.spans = SpanRecorder(ctx.invocation_id, session_id)
+        ended = False
+        try:
+            async with aclosing(self._run(ctx, agent)) as events:
+                async for event in events:
+                    yield event
+            ended = True
+        except (Exception, GeneratorExit):  # failed, or the caller stopped reading: the spans so far are kept
+            ended = True
+            raise
+        finally:
+            if ended:  # not when cancelled (a lost lease, a shutdown): no awaiting then
+                await self._save_spans(ctx)
+
+    async def _save_spans(self, ctx: InvocationContext) -> None:
+        """One write of the run's spans; a failure to keep them never fails the run."""
+        try:
+            await self.span_store.save(app_name=self.app_name, user_id=ctx.user_id, session_id=ctx.session.id,
+                                       spans=ctx.run.spans.finished())
+        except Exception:
+            log.warning("invocation %s: could not save its trace spans", ctx.invocation_id, exc_info=True)
+
+    async def _run(self, ctx: InvocationContext, agent: BaseAgent) -> AsyncGenerator[Event, None]:
+        """Run ``agent``: commit each non-partial event, then yield it (through the plugins when there are)."""
         if self.plugin_manager.plugins:
             async with aclosing(run_with_plugins(ctx, agent, self._commit)) as events:
                 async for event in events:
@@ -281,7 +315,7 @@ class Runner:
 
 
 class InMemoryRunner(Runner):
-    """A Runner with in-memory session and artifact services, for tests and local experiments."""
+    """A Runner with in-memory session, artifact and span services, for tests and local experiments."""
 
     def __init__(
         self,
@@ -304,4 +338,5 @@ class InMemoryRunner(Runner):
             resumable=resumable,
             plugins=plugins,
             plugin_close_timeout=plugin_close_timeout,
+            span_store=InMemorySpanStore(),
         )

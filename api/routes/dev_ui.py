@@ -8,9 +8,10 @@ API serves loopback clients only; the static files themselves need no key).
 Besides its files, the UI first reads ``/dev-ui/assets/config/runtime-config.json`` (ADK's server writes it per
 request): ``backendUrl`` "" puts the API on the page's own origin, and ``telemetry: false`` says there is no
 usage reporting to consent to (otherwise the UI opens a consent dialog over the page). With that, chatting,
-long-running calls and tool confirmations work on the ADK routes agentq already has (``/list-apps``, sessions,
-``/run_sse``). The UI's other requests still answer 404 and the UI carries on without them: ``/version``,
-``/config/telemetry``, and the ``/dev/apps/{app}/...`` graph, builder, eval and trace routes.
+long-running calls, tool confirmations, renaming sessions (PATCH of the session's state), artifacts and the
+Traces view work on agentq's ADK routes (``api.routes.sessions``, ``run``, ``artifacts``, ``adk_dev``). The
+dev-server features agentq does not serve (graphs, builder, evals, agent tests) answer 404 naming the feature,
+and the UI carries on without them.
 """
 
 from __future__ import annotations

@@ -16,6 +16,7 @@ from ..auth import Caller
 from ..deps import Services, check_scope, get_caller, get_services, get_settings
 from ..event_stream import EventStreamResponse
 from ..metrics import Metrics, get_metrics
+from ..run_start import RunStart, start_run
 from ..schemas import AgentRunRequest
 from ..settings import ApiSettings
 from ..sse import entry_json, frame
@@ -48,42 +49,10 @@ def is_user_input(event: dict[str, Any]) -> bool:
     return event.get("author") == "user"
 
 
-async def _start(
-    body: AgentRunRequest, caller: Caller, settings: ApiSettings, services: Services
-) -> tuple[str, str | None]:
-    """Enqueue the message, or, when it answers a parked call, resume that invocation; ``(id, follow after)``.
-
-    An ADK client answers a long-running call by sending the FunctionResponse as the new message; here that
-    resumes the parked invocation under its own id, and the client is sent only what happens after.
-    """
+async def _start(body: AgentRunRequest, caller: Caller, settings: ApiSettings, services: Services) -> RunStart:
+    """Check the caller may touch the session, then enqueue, resume or follow (see ``api.run_start``)."""
     check_scope(settings, caller, body.app_name, body.user_id)
-    queue = queue_of(services)
-    resumed = await _resume_parked(body, services, queue)
-    if resumed is not None:
-        return resumed
-    run_config = {"streaming_mode": "sse"} if body.streaming else None
-    invocation_id = await queue.enqueue(
-        body.app_name, body.user_id, body.session_id, body.new_message, body.state_delta, run_config
-    )
-    return invocation_id, None
-
-
-async def _resume_parked(body: AgentRunRequest, services: Services, queue: Any) -> tuple[str, str] | None:
-    parts = body.new_message.parts or []
-    answers = [part.function_response for part in parts if part.function_response is not None]
-    if not answers or len(answers) != len(parts) or services.redis is None:
-        return None
-    parked = await queue.list_invocations(body.app_name, body.user_id, "parked", session_id=body.session_id)
-    wanted = {answer.id for answer in answers}
-    for record in parked:
-        if wanted <= {call.id for call in record.pending_calls}:
-            from runtime.redis_store.streams import last_entry_id
-
-            after = await last_entry_id(services.redis, body.app_name, body.user_id, body.session_id)
-            responses = [answer.model_dump(mode="json", exclude_none=True) for answer in answers]
-            await queue.respond(record.id, responses)
-            return record.id, after
-    return None
+    return await start_run(body, queue_of(services), services.session_service)
 
 
 @router.post("/run")
@@ -96,8 +65,11 @@ async def run(
 ) -> list[dict[str, Any]]:
     """Run the agent on a new message and answer with the committed events once the invocation settles."""
     started = time.perf_counter()
-    invocation_id, after = await _start(body, caller, settings, services)
+    start = await _start(body, caller, settings, services)
+    invocation_id, after = start.invocation_id, start.after
     events: list[dict[str, Any]] = []
+    if start.idle:
+        return events
     try:
         async with asyncio.timeout(settings.run_timeout_s):
             async for entry in queue_of(services).events(invocation_id, after=after):
@@ -148,11 +120,16 @@ async def start_run_sse(
 ) -> EventStreamResponse:
     """Start the run and answer with its SSE stream (the route below and the fast lane in ``api.fast_lane``)."""
     started = time.perf_counter()
-    invocation_id, after = await _start(body, caller, settings, services)
-    frames = adk_frames(invocation_id, after, services, metrics, started)
+    start = await _start(body, caller, settings, services)
+    frames = _no_frames() if start.idle else adk_frames(start.invocation_id, start.after, services, metrics, started)
     return EventStreamResponse(
-        frames, keepalive_s=settings.sse_keepalive_s, headers={"X-Invocation-Id": invocation_id}
+        frames, keepalive_s=settings.sse_keepalive_s, headers={"X-Invocation-Id": start.invocation_id}
     )
+
+
+async def _no_frames() -> AsyncIterator[bytes]:
+    return
+    yield  # an async generator that ends at once
 
 
 @router.post("/run_sse")

@@ -1,4 +1,4 @@
-"""ADK-compatible session routes: list apps; create, list, get and delete sessions.
+"""ADK-compatible session routes: list apps; create, list, get, update (state) and delete sessions.
 
 Listing keeps ADK's shape (a plain JSON list) and pages it: ``?pageSize=`` (default and most 1000) and
 ``?pageToken=``; the token of the next page, when there is one, is in the ``X-Next-Page-Token`` header.
@@ -6,16 +6,18 @@ Listing keeps ADK's shape (a plain JSON list) and pages it: ``?pageSize=`` (defa
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 from fastapi import APIRouter, Body, Depends, Query, Response
 
 from runtime.errors import SessionNotFoundError
+from runtime.events import Event, EventActions
 from runtime.sessions import Session
 
 from ..auth import Caller
 from ..deps import Services, UserScope, get_caller, get_services, get_settings, user_scope
-from ..schemas import CreateSessionRequest
+from ..schemas import CreateSessionRequest, UpdateSessionRequest
 from ..settings import ApiSettings
 
 router = APIRouter(tags=["sessions"])
@@ -112,6 +114,24 @@ async def get_session(
 ):
     """One session with its events and merged state; 404 when it does not exist."""
     session = await load_session(services, scope, session_id)
+    return session_json(session)
+
+
+@router.patch(SESSION)
+async def update_session(
+    session_id: str,
+    body: UpdateSessionRequest,
+    scope: UserScope = Depends(user_scope),
+    services: Services = Depends(get_services),
+):
+    """ADK's update: commit the state delta as an event authored ``user`` (no agent runs); the updated session.
+
+    The dev UI renames a session this way (``__session_metadata__.displayName``), so the name survives a reload.
+    """
+    session = await load_session(services, scope, session_id)
+    event = Event(invocation_id="p-" + str(uuid.uuid4()), author="user",
+                  actions=EventActions(state_delta=body.state_delta))
+    await services.session_service.append_event(session, event)
     return session_json(session)
 
 

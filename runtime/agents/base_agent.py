@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import InvalidAgentTreeError
 from ..events import Event, EventActions
+from ..tracing.recorder import CONVERSATION_ID, OPERATION
 from . import failures, resume
 from .callback_context import CallbackContext
 from .callbacks import Callbacks, first_answer
@@ -79,6 +80,11 @@ class BaseAgent(BaseModel):
         event, committed like any other, and then raised to the caller.
         """
         ctx = parent_context.for_agent(self)
+        spans = ctx.run.spans
+        if spans is not None:
+            ctx.span = spans.start(f"invoke_agent {self.name}", parent_context.span, **{
+                OPERATION: "invoke_agent", "gen_ai.agent.name": self.name,
+                "gen_ai.agent.description": self.description, CONVERSATION_ID: ctx.session.id})
         try:
             if not (ctx.run.resumed and resume.has_started(ctx, self)):
                 event = await self._agent_callback_event(ctx, self.before_agent_callback, end=True)
@@ -104,6 +110,9 @@ class BaseAgent(BaseModel):
             ctx.run.failed = True
             yield failures.error_event(ctx, self.name, exc)
             raise
+        finally:
+            if spans is not None:
+                spans.end(ctx.span)
 
     async def _run_async_impl(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
         """The agent's own work; subclasses override it."""

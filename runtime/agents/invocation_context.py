@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from ..artifacts import BaseArtifactService
     from ..sessions import BaseSessionService, Session
     from ..tools.tool_journal import BaseToolJournal
+    from ..tracing import Span, SpanRecorder
     from .base_agent import BaseAgent
 
 
@@ -54,6 +55,8 @@ class InvocationRun:
     contents: dict[tuple[str, str | None], Any] = field(default_factory=dict)
     """The model contents built so far, per (agent name, branch): a ``flows.contents_cache.ContentsCache``.
     The Runner takes it from ``BaseSessionService.history_scratch``, so it may outlive the run."""
+    spans: SpanRecorder | None = None
+    """Records the run's agent, model and tool spans when the Runner has a span store (``runtime.tracing``)."""
 
     def record(self, event: Event) -> None:
         """Note a committed event: history, and which long-running calls it opens or answers."""
@@ -91,6 +94,8 @@ class InvocationContext:
     events_compaction_config: EventsCompactionConfig | None = None
     """The app's events compaction: with a token threshold, LlmAgents compact before their model calls."""
     run: InvocationRun = None  # type: ignore[assignment]  # built in __post_init__ when not given
+    span: Span | None = None
+    """The span of the agent running in this context (the parent of its model and tool spans), when tracing."""
 
     def __post_init__(self) -> None:
         if self.run is None:  # a context made by hand (tests, custom tooling): index the agent's tree

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import abc
+from typing import Any
 
 from google.genai import types
+
+from .artifact_version import ArtifactVersion
 
 
 def is_user_scoped(filename: str) -> bool:
@@ -13,13 +16,17 @@ def is_user_scoped(filename: str) -> bool:
 
 
 class BaseArtifactService(abc.ABC):
-    """Saves and loads artifacts; every save makes a new version, numbered from 0."""
+    """Saves and loads artifacts; every save makes a new version, numbered from 0.
+
+    A version that cannot exist (negative, or beyond 64 bits) is simply not found.
+    """
 
     @abc.abstractmethod
     async def save_artifact(
-        self, *, app_name: str, user_id: str, session_id: str, filename: str, artifact: types.Part
+        self, *, app_name: str, user_id: str, session_id: str, filename: str, artifact: types.Part,
+        custom_metadata: dict[str, Any] | None = None,
     ) -> int:
-        """Store a new version of ``filename`` and return its version number."""
+        """Store a new version of ``filename`` (with optional metadata of the caller's) and return its number."""
 
     @abc.abstractmethod
     async def load_artifact(
@@ -38,3 +45,15 @@ class BaseArtifactService(abc.ABC):
     @abc.abstractmethod
     async def list_versions(self, *, app_name: str, user_id: str, session_id: str, filename: str) -> list[int]:
         """The version numbers of ``filename``, ascending."""
+
+    @abc.abstractmethod
+    async def list_artifact_versions(
+        self, *, app_name: str, user_id: str, session_id: str, filename: str
+    ) -> list[ArtifactVersion]:
+        """The metadata of every version of ``filename``, oldest first."""
+
+    @abc.abstractmethod
+    async def get_artifact_version(
+        self, *, app_name: str, user_id: str, session_id: str, filename: str, version: int | None = None
+    ) -> ArtifactVersion | None:
+        """The metadata of one version (latest when None), or None when there is no such version."""

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import time
+
 from google.genai import types
 
+from .artifact_version import ArtifactVersion, canonical_uri, in_range, mime_type_of
 from .base_artifact_service import BaseArtifactService, is_user_scoped
 
 
 class InMemoryArtifactService(BaseArtifactService):
-    """Versions are kept as a list per artifact path."""
+    """Versions are kept as a list of (part, metadata) per artifact path."""
 
     def __init__(self) -> None:
-        self._versions: dict[tuple[str, ...], list[types.Part]] = {}
+        self._versions: dict[tuple[str, ...], list[tuple[types.Part, ArtifactVersion]]] = {}
 
     @staticmethod
     def _path(app_name: str, user_id: str, session_id: str, filename: str) -> tuple[str, ...]:
@@ -19,20 +22,33 @@ class InMemoryArtifactService(BaseArtifactService):
             return (app_name, user_id, "user", filename)
         return (app_name, user_id, session_id, filename)
 
-    async def save_artifact(self, *, app_name, user_id, session_id, filename, artifact) -> int:
+    async def save_artifact(self, *, app_name, user_id, session_id, filename, artifact, custom_metadata=None) -> int:
         versions = self._versions.setdefault(self._path(app_name, user_id, session_id, filename), [])
-        versions.append(artifact.model_copy(deep=True))
-        return len(versions) - 1
+        number = len(versions)
+        meta = ArtifactVersion(
+            version=number, canonical_uri=canonical_uri(app_name, user_id, session_id, filename, number),
+            custom_metadata=dict(custom_metadata or {}), create_time=time.time(), mime_type=mime_type_of(artifact),
+        )
+        versions.append((artifact.model_copy(deep=True), meta))
+        return number
+
+    def _one(self, app_name, user_id, session_id, filename, version):
+        versions = self._versions.get(self._path(app_name, user_id, session_id, filename)) or []
+        if not in_range(version, len(versions)):
+            return None
+        return versions[-1 if version is None else version]
 
     async def load_artifact(self, *, app_name, user_id, session_id, filename, version=None):
-        versions = self._versions.get(self._path(app_name, user_id, session_id, filename))
-        if not versions:
-            return None
-        if version is None:
-            return versions[-1]
-        if not 0 <= version < len(versions):
-            return None
-        return versions[version]
+        found = self._one(app_name, user_id, session_id, filename, version)
+        return None if found is None else found[0]
+
+    async def get_artifact_version(self, *, app_name, user_id, session_id, filename, version=None):
+        found = self._one(app_name, user_id, session_id, filename, version)
+        return None if found is None else found[1].model_copy()
+
+    async def list_artifact_versions(self, *, app_name, user_id, session_id, filename):
+        versions = self._versions.get(self._path(app_name, user_id, session_id, filename)) or []
+        return [meta.model_copy() for _, meta in versions]
 
     async def list_artifact_keys(self, *, app_name, user_id, session_id) -> list[str]:
         keys = {

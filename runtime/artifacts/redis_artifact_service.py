@@ -1,20 +1,35 @@
-"""RedisArtifactService: versioned artifacts in Redis lists, one list per artifact, one JSON Part per version.
+"""RedisArtifactService: versioned artifacts in Redis lists, one list per artifact, one JSON entry per version.
 
-Parts are stored as their JSON form, in which ``inline_data`` bytes are base64, so binary content survives.
+An entry is ``{"part": <Part JSON>, "meta": {"createTime", "customMetadata"}}``; in the Part's JSON
+``inline_data`` bytes are base64, so binary content survives. Entries written before metadata was kept are a
+bare Part's JSON and still load (their metadata has no time).
 """
 
 from __future__ import annotations
+
+import json
+import time
+from typing import Any
 
 from google.genai import types
 
 from ..redis_store import keys
 from ..redis_store.codec import text
 from ..redis_store.connection import LoopClients
+from .artifact_version import MAX_VERSION, ArtifactVersion, canonical_uri, mime_type_of
 from .base_artifact_service import BaseArtifactService, is_user_scoped
 
 
 def _scope(session_id: str, filename: str) -> str:
     return "user" if is_user_scoped(filename) else session_id
+
+
+def _decode(raw: str | bytes) -> tuple[types.Part, dict[str, Any]]:
+    """The Part and the metadata of one stored entry (a bare Part from before metadata was kept)."""
+    stored = json.loads(raw)
+    if isinstance(stored, dict) and set(stored) == {"part", "meta"}:  # a Part forbids extra keys: no confusion
+        return types.Part.model_validate(stored["part"]), stored["meta"]
+    return types.Part.model_validate(stored), {}
 
 
 class RedisArtifactService(BaseArtifactService):
@@ -27,21 +42,55 @@ class RedisArtifactService(BaseArtifactService):
         """Close the connection pool this service opened for the running loop."""
         await self._clients.aclose()
 
-    async def save_artifact(self, *, app_name, user_id, session_id, filename, artifact: types.Part) -> int:
+    def _key(self, app_name: str, user_id: str, session_id: str, filename: str) -> str:
+        return keys.artifact_versions(app_name, user_id, _scope(session_id, filename), filename)
+
+    async def save_artifact(self, *, app_name, user_id, session_id, filename, artifact: types.Part,
+                            custom_metadata=None) -> int:
         scope = _scope(session_id, filename)
+        entry = {"part": artifact.model_dump(mode="json", exclude_none=True),
+                 "meta": {"createTime": time.time(), "customMetadata": dict(custom_metadata or {})}}
         async with self._clients.get().pipeline(transaction=True) as pipe:
-            pipe.rpush(keys.artifact_versions(app_name, user_id, scope, filename), artifact.model_dump_json(
-                exclude_none=True))
+            pipe.rpush(keys.artifact_versions(app_name, user_id, scope, filename), json.dumps(entry))
             pipe.sadd(keys.artifact_index(app_name, user_id, scope), filename)
             length, _ = await pipe.execute()
         return length - 1
 
-    async def load_artifact(self, *, app_name, user_id, session_id, filename, version=None) -> types.Part | None:
-        if version is not None and version < 0:
+    async def _entry(self, app_name, user_id, session_id, filename, version) -> tuple[int, Any] | None:
+        """``(version number, raw entry)``, or None; a version Redis cannot index is not looked up at all."""
+        if version is not None and not 0 <= version <= MAX_VERSION:
             return None
-        key = keys.artifact_versions(app_name, user_id, _scope(session_id, filename), filename)
-        raw = await self._clients.get().lindex(key, -1 if version is None else version)
-        return None if raw is None else types.Part.model_validate_json(raw)
+        key = self._key(app_name, user_id, session_id, filename)
+        if version is not None:
+            raw = await self._clients.get().lindex(key, version)
+            return None if raw is None else (version, raw)
+        async with self._clients.get().pipeline(transaction=True) as pipe:
+            pipe.llen(key)
+            pipe.lindex(key, -1)
+            length, raw = await pipe.execute()
+        return None if raw is None else (length - 1, raw)
+
+    async def load_artifact(self, *, app_name, user_id, session_id, filename, version=None) -> types.Part | None:
+        found = await self._entry(app_name, user_id, session_id, filename, version)
+        return None if found is None else _decode(found[1])[0]
+
+    async def get_artifact_version(self, *, app_name, user_id, session_id, filename, version=None):
+        found = await self._entry(app_name, user_id, session_id, filename, version)
+        return None if found is None else self._version(app_name, user_id, session_id, filename, *found)
+
+    async def list_artifact_versions(self, *, app_name, user_id, session_id, filename) -> list[ArtifactVersion]:
+        entries = await self._clients.get().lrange(self._key(app_name, user_id, session_id, filename), 0, -1)
+        return [self._version(app_name, user_id, session_id, filename, number, raw)
+                for number, raw in enumerate(entries)]
+
+    @staticmethod
+    def _version(app_name, user_id, session_id, filename, number: int, raw) -> ArtifactVersion:
+        part, meta = _decode(raw)
+        return ArtifactVersion(
+            version=number, canonical_uri=canonical_uri(app_name, user_id, session_id, filename, number),
+            custom_metadata=meta.get("customMetadata") or {}, create_time=meta.get("createTime") or 0.0,
+            mime_type=mime_type_of(part),
+        )
 
     async def list_artifact_keys(self, *, app_name, user_id, session_id) -> list[str]:
         names = await self._clients.get().sunion(
@@ -57,5 +106,4 @@ class RedisArtifactService(BaseArtifactService):
             await pipe.execute()
 
     async def list_versions(self, *, app_name, user_id, session_id, filename) -> list[int]:
-        key = keys.artifact_versions(app_name, user_id, _scope(session_id, filename), filename)
-        return list(range(await self._clients.get().llen(key)))
+        return list(range(await self._clients.get().llen(self._key(app_name, user_id, session_id, filename))))

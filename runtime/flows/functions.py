@@ -16,6 +16,7 @@ from ..events import Event, EventActions, ToolConfirmation
 from ..tools.agent_tool import AgentTool
 from ..tools.tool_context import ToolContext
 from ..tools.tool_journal import NO_RESPONSE, in_doubt_error
+from ..tracing import steps
 from . import _fast, agent_tool_pause, confirmation
 from .contents import CLIENT_CALL_ID_PREFIX
 
@@ -135,10 +136,17 @@ async def _run_one(
     if tool is None:
         response: Any = unknown_tool_error(call.name, tools)
     else:
-        response = await _journaled(agent, ctx, tool, call, tool_context, journal_id)
+        span = steps.tool_call_started(ctx, call) if ctx.run.spans else None
+        try:
+            response = await _journaled(agent, ctx, tool, call, tool_context, journal_id)
+        except BaseException:  # cancelled, a lost lease: the span ends here, the run's spans say where
+            steps.tool_call_ended(span)
+            raise
         if isinstance(response, _Crash):
+            steps.tool_call_ended(span, error=response.error)
             log.warning("tool %r raised in invocation %s: %r", tool.name, ctx.invocation_id, response.error)
             return [], tool_context.actions, response.error
+        steps.tool_call_ended(span, response)
         if tool.is_long_running and not response:  # nothing yet: the client will answer later
             return [], tool_context.actions, None
         paused = agent_tool_pause.paused_calls(response)

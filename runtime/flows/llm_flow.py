@@ -14,6 +14,7 @@ from ..events import Event, EventActions
 from ..models.llm_request import LlmRequest
 from ..models.llm_response import LlmResponse
 from ..sessions.base_session_service import set_fields
+from ..tracing import steps
 from . import _fast, functions, model_callbacks, resume_plan, transfer
 from .contents import build_contents
 from .contents_cache import cached_contents
@@ -98,16 +99,23 @@ async def _one_step(agent: LlmAgent, ctx: InvocationContext) -> AsyncGenerator[E
     template = _fast.event(invocation_id=ctx.invocation_id, author=agent.name, branch=ctx.branch)
     has_callbacks = agent.before_model_callback or agent.after_model_callback or ctx.plugin_manager.plugins
     callback_context = CallbackContext(ctx, event_actions=template.actions) if has_callbacks else None
-    async for response in _responses(agent, ctx, request, callback_context):
-        if not response.content and not response.error_code and not response.interrupted:
-            continue
-        event = _to_event(template, response, request)
-        yield event
-        if not event.partial:
-            calls = event.get_function_calls()
-            if calls:
-                async for answer in _answer_calls(agent, ctx, calls, request.tools_dict):
-                    yield answer
+    span = steps.model_call_started(ctx, request.model or "", template.id) if ctx.run.spans else None
+    event = None
+    try:
+        async for response in _responses(agent, ctx, request, callback_context):
+            if not response.content and not response.error_code and not response.interrupted:
+                continue
+            event = _to_event(template, response, request)
+            if not event.partial:
+                steps.model_call_ended(span, event)  # the model is done: its tool calls get their own spans
+            yield event
+            if not event.partial:
+                calls = event.get_function_calls()
+                if calls:
+                    async for answer in _answer_calls(agent, ctx, calls, request.tools_dict):
+                        yield answer
+    finally:
+        steps.model_call_ended(span, event)
 
 
 async def _responses(

@@ -1,4 +1,5 @@
-"""The app google-adk's dev UI drives in ``test_adk_dev_ui``: a payment tool held for a person's confirmation.
+"""The apps google-adk's dev UI drives in ``test_adk_dev_ui``: a payment tool held for a person's confirmation
+(``confirm_app``), and claims paid at once when small and held for confirmation when large (``claims_app``).
 
 The model is a ScriptedLlm: it calls ``pay`` once, then says what the tool answered. ``pay`` counts its side
 effect in Redis (``AGENTQ_REDIS_URL``) per invocation and call, so the test sees a double or a missing run.
@@ -51,4 +52,44 @@ confirm_app = App(name="confirm_payment", root_agent=LlmAgent(
     name="cashier", model=ScriptedLlm(responder=_pay_turn),
     instruction="Pay what the user asks for with the pay tool.",
     tools=[FunctionTool(pay, require_confirmation=True)],
+))
+
+
+# --- claims: small claims are paid at once, larger ones wait for a person's confirmation -------------------
+
+CONFIRM_ABOVE = 100
+
+
+def claim_paid_text(amount: int) -> str:
+    """What the claims agent says once a claim of ``amount`` euros is paid."""
+    return f"Claim of {amount} euros paid."
+
+
+def pay_claim(amount: int, tool_context: ToolContext) -> dict:
+    """Pay a claim of an amount of euros (above 100 euros a person confirms it first)."""
+    import redis
+
+    with redis.Redis.from_url(os.environ["AGENTQ_REDIS_URL"]) as client:
+        client.hincrby(payments_key(tool_context.invocation_id), tool_context.function_call_id, 1)
+    return {"paid": amount}
+
+
+def _claim_turn(request: LlmRequest):
+    """A new claim in the user's words ("Claim 40 euros"): pay it; the payment's answer: say so."""
+    for content in reversed(request.contents):
+        for part in content.parts or ():
+            answer = part.function_response
+            if answer is not None and answer.name == "pay_claim":
+                paid = (answer.response or {}).get("paid")
+                return claim_paid_text(paid) if paid is not None else f"Claim not paid: {answer.response}"
+            if content.role == "user" and part.text:
+                amount = int(next(word for word in part.text.split() if word.isdigit()))
+                return types.FunctionCall(name="pay_claim", args={"amount": amount})
+    return "Which claim should I pay?"
+
+
+claims_app = App(name="claims", root_agent=LlmAgent(
+    name="claims_clerk", model=ScriptedLlm(responder=_claim_turn),
+    instruction="Pay the claims the user sends with the pay_claim tool.",
+    tools=[FunctionTool(pay_claim, require_confirmation=lambda amount: amount > CONFIRM_ABOVE)],
 ))

@@ -1,4 +1,4 @@
-"""google-adk's own dev UI, served by ``agentq api --dev-ui-dir``, approves a tool call in a real browser.
+"""google-adk's own dev UI, served by ``agentq api --dev-ui-dir``, used in a real browser.
 
 The dev UI (the Angular app bundled in the google-adk package, installed in bench/.adk-venv; agentq never
 imports google-adk) runs in headless Chromium against real ``agentq api`` and ``agentq worker`` processes and
@@ -6,6 +6,10 @@ a real redis-server. A scripted model calls ``pay``, a tool declared ``require_c
 parks on an ``adk_request_confirmation`` call; the UI shows its confirmation form; the test ticks "Confirmed"
 and submits, as a person would. The UI sends the answer to POST /run_sse as a functionResponse, the parked
 invocation resumes under its own id, ``pay`` runs once and the model's final text shows in the page.
+
+A second test drives the ``claims`` app through the UI: a small claim is paid at once, a large one parks on a
+confirmation answered in the UI, the session is renamed in the UI and keeps its name across a reload, and the
+Traces view shows each invocation's model and tool spans.
 
 Screenshots of each step go to the test's tmp dir (the path is printed; see them with ``pytest -s``).
 """
@@ -22,7 +26,7 @@ import pytest
 from agentq.local_stack import LocalStack
 
 from .browser import headless_chromium, unavailable
-from .dev_ui_apps import AMOUNT, FINAL_TEXT, payments_key
+from .dev_ui_apps import AMOUNT, FINAL_TEXT, claim_paid_text, payments_key
 
 APP = "confirm_payment"
 USER = "user"  # the dev UI's user id
@@ -49,7 +53,8 @@ def dev_ui_dir() -> Path:
 def ui_stack(tmp_path_factory, dev_ui_dir):
     """redis-server + a worker + the API serving the dev UI; no keys, as the UI sends none (loopback only)."""
     stack = LocalStack(
-        tmp_path_factory.mktemp("dev-ui"), apps=["examples.weather:app", "tests.e2e.dev_ui_apps:confirm_app"],
+        tmp_path_factory.mktemp("dev-ui"),
+        apps=["examples.weather:app", "tests.e2e.dev_ui_apps:confirm_app", "tests.e2e.dev_ui_apps:claims_app"],
         extra_env={"AGENTQ_DEV_UI_DIR": str(dev_ui_dir), "GOOGLE_API_KEY": "", "GEMINI_API_KEY": ""},
     )
     with stack:
@@ -88,6 +93,21 @@ class Page:
         """Everything the page shows, as text."""
         return self.driver.find_element("tag name", "body").text
 
+    def pick_app(self, base_url: str, app: str) -> None:
+        """Open the UI and pick ``app`` in its app selector, as a person would."""
+        self.driver.get(base_url + "/dev-ui/")
+        self.find(f"//button[{_has_class('selector-button')}]").click()
+        self.find(f"//button[{_has_class('app-selector-item')}][.//span[normalize-space()='{app}']]").click()
+        self.find(f"//button[{_has_class('selector-button')}][.//span[normalize-space()='{app}']]")
+
+    def send(self, text: str) -> None:
+        """Type ``text`` in the chat box and press Enter."""
+        from selenium.webdriver.common.keys import Keys
+
+        box = self.find(f"//textarea[{_has_class('chat-input-box')}]")
+        box.send_keys(text)
+        box.send_keys(Keys.ENTER)
+
 
 def _has_class(name: str) -> str:
     return f"contains(concat(' ', normalize-space(@class), ' '), ' {name} ')"
@@ -122,18 +142,9 @@ def test_the_adk_dev_ui_approves_a_confirmation_and_the_parked_invocation_resume
 
 
 def _approve_in_the_dev_ui(stack: LocalStack, page: Page, http: httpx.Client) -> None:
-    from selenium.webdriver.common.keys import Keys
-
-    # Pick the app in the UI's app selector, as a person would.
-    page.driver.get(stack.base_url + "/dev-ui/")
-    page.find(f"//button[{_has_class('selector-button')}]").click()
-    page.find(f"//button[{_has_class('app-selector-item')}][.//span[normalize-space()='{APP}']]").click()
-    page.find(f"//button[{_has_class('selector-button')}][.//span[normalize-space()='{APP}']]")
+    page.pick_app(stack.base_url, APP)
     page.shoot("1-app-picked")
-
-    box = page.find(f"//textarea[{_has_class('chat-input-box')}]")
-    box.send_keys(f"Please pay {AMOUNT} euros")
-    box.send_keys(Keys.ENTER)
+    page.send(f"Please pay {AMOUNT} euros")
 
     # The run parks on the confirmation request and the UI shows its confirmation form.
     form = page.find(f"//div[{_has_class('confirmation-container')}]")
@@ -194,3 +205,89 @@ def _confirmation(response: dict) -> dict:
     if set(response) == {"response"} and isinstance(response["response"], str):
         return json.loads(response["response"])
     return response
+
+
+CLAIMS = "claims"
+CHAIR = "Office chair claims"
+
+
+@pytest.mark.timeout(900)
+def test_the_adk_dev_ui_pays_claims_renames_the_session_and_shows_the_traces(ui_stack, browser, tmp_path):
+    shots = tmp_path / "screenshots"
+    shots.mkdir()
+    print(f"dev UI screenshots: {shots}")
+    page = Page(browser, shots)
+    try:
+        with httpx.Client(base_url=ui_stack.base_url, timeout=10) as http:
+            _claims_in_the_dev_ui(ui_stack, page, http)
+    except Exception:
+        (shots / "page.html").write_text(browser.page_source)
+        page.shoot("failed")
+        raise
+
+
+def _claims_in_the_dev_ui(stack: LocalStack, page: Page, http: httpx.Client) -> None:
+    page.pick_app(stack.base_url, CLAIMS)
+    page.shoot("1-app-picked")
+
+    # A small claim is paid at once.
+    page.send("Claim 40 euros")
+    page.find(f"//*[normalize-space()='{claim_paid_text(40)}']")
+    page.shoot("2-small-claim-paid")
+
+    # A large one parks on a confirmation; it is answered in the UI's own form.
+    page.send("Claim 500 euros")
+    form = page.find(f"//div[{_has_class('confirmation-container')}]")
+    checkbox = form.find_element("xpath", ".//input[@type='checkbox']")
+    checkbox.click()
+    form.find_element("xpath", f".//button[{_has_class('form-submit-button')}]").click()
+    page.find(f"//*[normalize-space()='{claim_paid_text(500)}']")
+    page.shoot("3-large-claim-confirmed-and-paid")
+
+    [session] = http.get(f"/apps/{CLAIMS}/users/{USER}/sessions").json()
+    session_id = session["id"]
+    invocations = _wait_for(lambda: _all_settled(http, session_id), "both claims to settle")
+    assert [(i["status"], i["pendingCalls"]) for i in invocations] == [("completed", [])] * 2
+    paid = [sorted(_payments(stack, i["invocationId"]).values()) for i in invocations]
+    assert paid == [["1"], ["1"]]  # each claim paid exactly once
+
+    # Rename the session in the UI; the name is kept in the session's state, so it survives a reload.
+    page.find("//button[@mattooltip='Select a session']").click()
+    page.find("//app-inline-edit//button[@aria-label='Edit']").click()
+    name_box = page.find("//app-inline-edit//input")
+    name_box.clear()
+    name_box.send_keys(CHAIR + "\n")
+    state = _wait_for(lambda: _display_name(http, session_id) == CHAIR and _state(http, session_id), "the rename")
+    assert state["__session_metadata__"] == {"displayName": CHAIR}
+    page.driver.refresh()
+    page.find(f"//button[@mattooltip='Select a session']//span[{_has_class('selector-label')}]"
+              f"[normalize-space()='{CHAIR}']")
+    page.find(f"//*[normalize-space()='{claim_paid_text(500)}']")  # the same session, reloaded
+    page.shoot("4-renamed-and-reloaded")
+
+    # The Traces view shows a trace per invocation (the agent's span heads it) with its model and tool calls.
+    spans = http.get(f"/dev/apps/{CLAIMS}/debug/trace/session/{session_id}").json()
+    assert {span["trace_id"] for span in spans} == {i["invocationId"] for i in invocations}
+    assert {span["name"] for span in spans} == {"invoke_agent claims_clerk", "call_llm", "execute_tool pay_claim"}
+    page.find("//mat-button-toggle[.//*[normalize-space()='Traces']]//button").click()
+    rows = _wait_for(lambda: [row.text for row in page.driver.find_elements(
+        "xpath", "//app-trace-tree//*[starts-with(@id, 'trace-node-')]") if row.text], "the trace rows")
+    page.shoot("5-traces")
+    shown = " ".join(rows)
+    for expected in ("call_llm", "pay_claim", *(i["invocationId"] for i in invocations)):
+        assert expected in shown, (expected, rows)
+
+
+def _all_settled(http: httpx.Client, session_id: str) -> list[dict] | None:
+    listed = http.get(f"/apps/{CLAIMS}/users/{USER}/invocations", params={"sessionId": session_id}).json()
+    invocations = sorted(listed["invocations"], key=lambda i: i["createdAt"])
+    done = len(invocations) == 2 and all(i["status"] in ("completed", "failed", "cancelled") for i in invocations)
+    return invocations if done else None
+
+
+def _state(http: httpx.Client, session_id: str) -> dict:
+    return http.get(f"/apps/{CLAIMS}/users/{USER}/sessions/{session_id}").json()["state"]
+
+
+def _display_name(http: httpx.Client, session_id: str) -> str | None:
+    return (_state(http, session_id).get("__session_metadata__") or {}).get("displayName")

@@ -1,0 +1,115 @@
+"""The rest of what google-adk's dev UI asks of ADK's api server: ``/version``, ``/apps/{app}/app-info``, the
+session trace view, and a clear answer for the features agentq does not serve.
+
+Evaluations, the agent builder, agent graphs, agent tests and live audio/video (``/run_live``) are ADK dev-server
+features: agentq answers them 404 with a JSON body naming the feature (never a generic error), so a client
+knows at once what is missing; 404, not 501, because no request to the API may get a 5xx (the fuzz test).
+The UI carries on without them.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from fastapi import APIRouter, Depends, Query, Request, WebSocket
+from fastapi.responses import JSONResponse
+
+from runtime import __version__
+from runtime.errors import AppNotFoundError, NotFoundError
+
+from ..app_info import name_only
+from ..auth import Caller
+from ..deps import Services, check_scope, get_caller, get_services, get_settings
+from ..settings import ApiSettings
+from ..traces import session_spans
+
+router = APIRouter(tags=["adk"])
+
+UNSERVED = (  # first match wins: (path fragment, the feature's name)
+    ("/builder", "the agent builder"),
+    ("/eval", "evaluations (eval sets, eval runs and their results)"),
+    ("/metrics-info", "evaluation metrics"),
+    ("/tests", "agent tests"),
+    ("/build_graph", "agent graphs"),
+    ("/graph", "event graphs"),
+    ("/debug/trace/", "per-event traces (use /dev/apps/{app}/debug/trace/session/{session_id})"),
+)
+
+
+class FeatureNotServedError(NotFoundError):
+    """Raised (answered 404) for an ADK dev-server feature agentq does not serve."""
+
+
+def not_served(feature: str, path: str) -> JSONResponse:
+    """The 404 answer naming ``feature``."""
+    detail = f"agentq does not serve {feature} ({path}): it is a google-adk dev server feature"
+    return JSONResponse({"error": FeatureNotServedError.__name__, "detail": detail, "feature": feature},
+                        status_code=404)
+
+
+def _check_app(settings: ApiSettings, caller: Caller, app_name: str) -> None:
+    if (settings.app_names and app_name not in settings.app_names) or not caller.allows_app(app_name):
+        raise AppNotFoundError(f"app {app_name!r} is not served here")
+
+
+@router.get("/version")
+async def version() -> dict[str, str]:
+    """agentq's version and the Python it runs on (ADK's shape)."""
+    python = f"{sys.version_info.major}.{sys.version_info.minor}.{sys.version_info.micro}"
+    return {"version": __version__, "language": "python", "language_version": python}
+
+
+@router.get("/apps/{app_name}/app-info")
+async def app_info(
+    app_name: str, caller: Caller = Depends(get_caller), settings: ApiSettings = Depends(get_settings)
+) -> dict:
+    """ADK's AppInfo: the root agent and each LlmAgent's description, instruction, tools and sub-agents."""
+    _check_app(settings, caller, app_name)
+    return settings.app_infos.get(app_name) or name_only(app_name)
+
+
+@router.get("/config/telemetry")
+async def telemetry_config() -> dict[str, bool]:
+    """agentq reports no usage telemetry: nothing for the dev UI to ask consent for."""
+    return {"telemetry": False}
+
+
+@router.get("/dev/apps/{app_name}/debug/trace/session/{session_id}")
+async def session_trace(
+    app_name: str,
+    session_id: str,
+    user_id: str | None = Query(default=None, alias="userId", max_length=256),
+    caller: Caller = Depends(get_caller),
+    settings: ApiSettings = Depends(get_settings),
+    services: Services = Depends(get_services),
+) -> list[dict]:
+    """The session's spans (agent runs, model calls, tool calls), one trace per invocation, in ADK's format.
+
+    ADK's route names no user; ``?userId=`` may. Without it, the session is looked for among the users the
+    caller may see. [] when nothing was recorded (or the session is unknown), as ADK answers.
+    """
+    _check_app(settings, caller, app_name)
+    if user_id is not None:
+        check_scope(settings, caller, app_name, user_id)
+    return await session_spans(services, caller, app_name, session_id, user_id)
+
+
+@router.api_route("/dev/{rest:path}", methods=["GET", "POST", "PUT", "PATCH", "DELETE"], include_in_schema=False)
+async def dev_feature(rest: str, request: Request) -> JSONResponse:
+    """Every other ``/dev/...`` route of ADK's dev server: 404 naming the feature."""
+    for fragment, feature in UNSERVED:
+        if fragment in "/" + rest:
+            return not_served(feature, request.url.path)
+    return not_served("this dev-server route", request.url.path)
+
+
+@router.api_route("/run_live", methods=["GET", "POST"], include_in_schema=False)
+async def run_live(request: Request) -> JSONResponse:
+    """Live audio/video runs are not served (an HTTP request gets the 404 body naming them)."""
+    return not_served("live audio/video runs", request.url.path)
+
+
+@router.websocket("/run_live")
+async def run_live_socket(websocket: WebSocket) -> None:
+    """Live audio/video runs are not served: the socket is refused with the reason (policy violation)."""
+    await websocket.close(code=1008, reason="agentq does not serve live audio/video runs (/run_live)")
