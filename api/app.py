@@ -7,6 +7,7 @@ import logging
 from typing import Any
 
 from fastapi import Depends, FastAPI, Request
+from fastapi.middleware.cors import CORSMiddleware
 
 from runtime import __version__
 
@@ -14,9 +15,10 @@ from .auth import NotLoopbackError, is_loopback
 from .deps import Services
 from .errors import install_error_handlers
 from .fast_lane import RunSseFastLane
-from .limits import BodySizeLimit
+from .limits import BodyLimits
 from .metrics import Metrics, RequestMetrics, StatsProvider
-from .routes import artifacts, inbox, invocations, ops, overview, run, sessions, streams
+from .ops_access import OpsRouteGuard, ops_paths
+from .routes import adk_dev, artifacts, inbox, invocations, ops, overview, run, sessions, streams, webhooks
 from .routes.dev_ui import mount_dev_ui
 from .routes.ui import mount_ui
 from .settings import ApiSettings
@@ -71,8 +73,9 @@ def create_app(
     app.state.metrics = Metrics()
     app.state.stats_provider = stats_provider
     install_error_handlers(app)
-    for module in (ops, sessions, artifacts, invocations, streams, run, inbox, overview):
+    for module in (ops, sessions, artifacts, invocations, streams, run, inbox, overview, webhooks):
         app.include_router(module.router)
+    app.include_router(adk_dev.router)  # last: its /dev/{path} catch-all answers unserved ADK features 404
     mount_ui(app)
     if settings.dev_ui_dir:
         mount_dev_ui(app, settings.dev_ui_dir)
@@ -80,6 +83,11 @@ def create_app(
     # only bodies within the limit.
     if fast_lane:
         app.add_middleware(RunSseFastLane, api=app)
-    app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
+    app.add_middleware(OpsRouteGuard, settings=settings, paths=ops_paths(app))
+    # Every body is read (in time), measured and depth-checked here before anything parses it.
+    app.add_middleware(BodyLimits, max_bytes=settings.max_body_bytes, read_timeout_s=settings.connection.body_timeout_s)
     app.add_middleware(RequestMetrics, metrics=app.state.metrics)
+    if settings.cors_origins:  # outermost: preflights are answered before any other check
+        app.add_middleware(CORSMiddleware, allow_origins=settings.cors_origins, allow_methods=["*"],
+                           allow_headers=["*"], expose_headers=["X-Invocation-Id", "X-Next-Page-Token"])
     return app

@@ -6,6 +6,7 @@ from typing import Annotated, Any, Literal
 
 from google.genai import types
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -15,7 +16,16 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
+from runtime.errors import UsageError
 from runtime.events import Event
+from worker.webhook_config import check_url
+
+
+def _webhook_url(value: str) -> str:
+    try:
+        return check_url(value, "webhook")
+    except UsageError as exc:  # a 422 naming the field, as every schema violation
+        raise ValueError(str(exc)) from None
 
 
 def _contain_errors(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
@@ -58,9 +68,29 @@ class AgentRunRequest(BaseModel):
     app_name: str = Field(min_length=1, max_length=256)
     user_id: str = Field(min_length=1, max_length=256)
     session_id: str = Field(min_length=1, max_length=256)
-    new_message: Content
+    new_message: Content | None = None
+    """Optional with ``invocation_id``: that invocation is followed instead of starting one."""
     streaming: bool = False
     state_delta: dict[str, Any] | None = None
+    invocation_id: str | None = Field(default=None, min_length=1, max_length=256)
+    """The invocation a FunctionResponse message answers (or, with no message, the one to follow)."""
+
+
+class UpdateSessionRequest(WireModel):
+    """ADK's PATCH .../sessions/{sid} body: a state delta committed without running the agent."""
+
+    state_delta: dict[str, Any]
+
+
+Part = Annotated[types.Part, WrapValidator(_contain_errors)]
+
+
+class SaveArtifactRequest(WireModel):
+    """ADK's POST .../artifacts body: a new version of ``filename`` (``/`` allowed) with optional metadata."""
+
+    filename: str = Field(min_length=1, max_length=1024)
+    artifact: Part
+    custom_metadata: dict[str, Any] | None = None
 
 
 class RunConfigBody(WireModel):
@@ -79,6 +109,9 @@ class EnqueueRequest(WireModel):
     park_timeout: float | None = Field(default=None, gt=0, le=366 * 24 * 3600)
     """Seconds each long-running call may wait for its answer once the invocation parks on it; after that it is
     answered with an expiry error (a confirmation as rejected). Default: the server's ``AGENTQ_PARK_TIMEOUT``."""
+    webhook: Annotated[str, AfterValidator(_webhook_url)] | None = None
+    """An http(s) URL POSTed a signed notification when the invocation parks, completes, fails, is cancelled or a
+    pending call expires (worker.webhooks). Default: the app's ``AGENTQ_WEBHOOKS`` entry, else none."""
 
 
 class EnqueueResponse(WireModel):

@@ -24,19 +24,19 @@ class RedisBackedServices:
         await self.services.redis.aclose()
 
 
-def redis_services(redis_url: str, *, retention=None) -> RedisBackedServices:
+def redis_services(redis_url: str, *, retention=None, webhooks=None) -> RedisBackedServices:
     """Services on ``redis_url`` (connections open lazily on the loop that first uses them); ``retention``: a
-    worker.retention.RetentionPolicy (default: the defaults)."""
-    import redis.asyncio as aioredis
-
+    worker.retention.RetentionPolicy, ``webhooks`` a worker.webhook_config.WebhookSettings (default: the
+    defaults)."""
     from runtime.artifacts import RedisArtifactService
+    from runtime.redis_store.redis_url import redis_client_from_url
     from worker.client import AgentqClient
     from worker.dispatch import QUEUE
 
     from .stats import redis_stats_provider
 
-    client = AgentqClient(redis_url, retention=retention)
-    redis = aioredis.Redis.from_url(redis_url)
+    client = AgentqClient(redis_url, retention=retention, webhooks=webhooks)
+    redis = redis_client_from_url(redis_url)  # sentinel:// too
     services = Services(
         session_service=client.session_service,
         artifact_service=RedisArtifactService(redis_url),

@@ -7,6 +7,7 @@ from collections import Counter
 from typing import Any
 
 from runtime.redis_store import keys
+from worker import webhook_outbox
 
 SCAN_LIMIT = 5_000
 """At most this many invocation records are counted per scrape, so a scrape stays cheap on a big deployment."""
@@ -32,6 +33,7 @@ def redis_stats_provider(redis: Any, *, queue_name: str):
         return {
             "invocations": {status: float(counts.get(status, 0)) for status in STATUSES},
             "queue_depth": {queue_name: float(replies[-1])},
+            "webhooks": await webhook_outbox.stats(redis),
         }
 
     return provider

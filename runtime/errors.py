@@ -130,6 +130,10 @@ class InvocationTimeoutError(RunError):
     """Raised when an invocation runs past its wall-clock limit."""
 
 
+class PoisonInvocationError(RunError):
+    """Raised when an invocation's runs kept ending with their worker process gone (``AGENTQ_MAX_ATTEMPTS``)."""
+
+
 class InvocationCancelledError(RunError):
     """Raised inside a run when its invocation was cancelled."""
 

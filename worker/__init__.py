@@ -8,7 +8,10 @@
   reaper and graceful drain; ``reaper``: failover and expiry passes; ``journal``: tool idempotency records.
 - ``retention``: the retention policy; ``sweeper``: what retention leaves behind, idle sessions;
   ``deletion``: deleting a session; ``listing``: cursor pages of invocations and sessions.
-- ``celery_app`` / ``tasks`` / ``dispatch`` / ``message``: the Celery side (thin task, run-job messages).
+- ``webhooks``: signed notifications of transitions, from the outbox the status scripts fill
+  (``webhook_outbox``, ``webhook_config``, ``webhook_signing``).
+- ``celery_app`` / ``tasks`` / ``dispatch`` / ``broker`` / ``worker_lifecycle``: the Celery side (thin task,
+  run jobs sent with ``send_task``, the broker URL, the worker process around Celery).
 
 Importing this package alone pulls in nothing heavy.
 """

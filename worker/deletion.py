@@ -50,14 +50,16 @@ async def delete_session(store, app: str, user: str, session_id: str, reason: st
             keys.invocation(app, user, invocation_id), keys.invocation_settled(app, user, invocation_id),
             keys.invocation_journal(app, user, invocation_id))]
         file_keys = [keys.artifact_versions(app, user, session_id, name) for name in files]
-        reply = await _DELETE(store.mux, [*fixed, *per_invocation, *file_keys],
+        outbox = [keys.webhook_due(), keys.webhook_outbox()]  # notifications of the cancellations
+        reply = await _DELETE(store.mux, [*fixed, *per_invocation, *file_keys, *outbox],
                               [session_id, time.time(), len(ids), len(files), reason, error, *ids, *files])
         if reply[0] == "ok":
             break
     else:
         raise RetryableError(f"session {session_id!r} kept changing while it was being deleted")
     _, cancelled, calls, sessions_left = reply
-    cleanup = [("ZREM", keys.session_expiries(), dumps([app, user, session_id]))]
+    cleanup = [("ZREM", keys.session_expiries(), dumps([app, user, session_id])),
+               ("DEL", keys.session_spans(app, user, session_id))]  # its trace spans (runtime.tracing)
     if cancelled:
         cleanup += [("ZREM", keys.lease_expiries(), *cancelled), ("ZREM", keys.dispatch_due(), *cancelled)]
     if calls:

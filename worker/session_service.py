@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from runtime.events import Event
+from runtime.redis_store.replication import wait_for_replicas
 from runtime.sessions.redis_session_service import RedisSessionService
 from runtime.sessions.session import Session
 
@@ -16,6 +17,8 @@ class WorkerSessionService(RedisSessionService):
 
     async def append_event(self, session: Session, event: Event) -> Event:
         event = await super().append_event(session, event)
+        if not event.partial:  # with AGENTQ_REDIS_MIN_REPLICAS: acknowledged only once replicated
+            await wait_for_replicas(self._clients.mux(), f"event {event.id!r}")
         if self.after_commit is not None and not event.partial:
             self.after_commit(event)
         return event

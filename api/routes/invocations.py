@@ -81,6 +81,7 @@ async def enqueue(
         body.state_delta,
         run_config_dict(body),
         park_timeout=body.park_timeout,
+        webhook=body.webhook,
     )
     metrics.enqueued.inc()
     return EnqueueResponse(

@@ -1,4 +1,4 @@
-"""Operations routes: /health and Prometheus /metrics (no key needed; loopback-only when auth is off)."""
+"""Operations routes: /health and Prometheus /metrics (who may read them: ``api.ops_access``)."""
 
 from __future__ import annotations
 

@@ -92,8 +92,13 @@ def artifact_versions(app_name: str, user_id: str, scope: str, filename: str) ->
 
 
 def artifact_index(app_name: str, user_id: str, scope: str) -> str:
-    """Set: artifact filenames in one scope."""
-    return f"{PREFIX}{user_tag(app_name, user_id)}:a:{_part(scope)}:index"
+    """Set: artifact filenames in one scope (outside ``:a:``, so no filename, not even "index", can reach it)."""
+    return f"{PREFIX}{user_tag(app_name, user_id)}:a-index:{_part(scope)}"
+
+
+def session_spans(app_name: str, user_id: str, session_id: str) -> str:
+    """List: one JSON array of trace spans per finished run of the session's invocations (runtime.tracing)."""
+    return _session_base(app_name, user_id, session_id) + ":spans"
 
 
 def session_event_times(app_name: str, user_id: str, session_id: str) -> str:
@@ -197,3 +202,31 @@ def session_expiries() -> str:
 def workers_alive() -> str:
     """Sorted set: worker name scored by its last liveness beat (ms); fresh beats mean the worker is alive."""
     return f"{PREFIX}workers_alive"
+
+
+# --- webhooks (worker.webhook_outbox) ------------------------------------------------------------
+
+
+def webhook_due() -> str:
+    """Sorted set: webhook delivery id scored by when (ms) it is next tried; a claim pushes it past the send."""
+    return f"{PREFIX}webhooks:due"
+
+
+def webhook_outbox() -> str:
+    """Hash: webhook delivery id -> JSON of the notification (url, facts, attempts), until delivered or dead."""
+    return f"{PREFIX}webhooks:outbox"
+
+
+def webhook_dead() -> str:
+    """Sorted set: ``<dead ms, zero-padded>:<delivery id>``, all scored 0 (a page is one ZREVRANGEBYLEX)."""
+    return f"{PREFIX}webhooks:dead"
+
+
+def webhook_dead_entries() -> str:
+    """Hash: delivery id -> JSON of a dead-lettered notification (with its last error)."""
+    return f"{PREFIX}webhooks:dead_entries"
+
+
+def webhook_stats() -> str:
+    """Hash: delivered / failed / dead counters of every worker's deliveries (for /metrics)."""
+    return f"{PREFIX}webhooks:stats"

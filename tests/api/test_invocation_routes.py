@@ -10,6 +10,8 @@ from api.services import redis_services
 
 from .conftest import ALICE_KEY, BOB_KEY, KEYS, make_client
 
+OPS_KEY = "ops-key-00003"
+
 MESSAGE = {"role": "user", "parts": [{"text": "Reimburse $20 for lunch"}]}
 
 
@@ -22,7 +24,8 @@ async def backed(redis_url):
 
 @pytest.fixture
 def queue_app(backed):
-    settings = ApiSettings(app_names=["weather", "reimbursement"], keys=parse_keys(KEYS), max_body_bytes=100_000)
+    keys = parse_keys({**KEYS, OPS_KEY: {"users": ["*"], "apps": ["*"]}})  # /metrics needs a key that reaches all
+    settings = ApiSettings(app_names=["weather", "reimbursement"], keys=keys, max_body_bytes=100_000)
     return create_app(settings, backed.services, stats_provider=backed.stats_provider)
 
 
@@ -164,7 +167,7 @@ async def test_metrics_report_invocations_by_status_and_queue_depth(queue_app):
         first = await _enqueue(http, session="s1")
         await _enqueue(http, session="s2")
         await http.post(f"/invocations/{first}/cancel")
-        text = (await http.get("/metrics")).text
+        text = (await http.get("/metrics", headers={"Authorization": f"Bearer {OPS_KEY}"})).text
     assert 'agentq_invocations{status="queued"} 1.0' in text
     assert 'agentq_invocations{status="cancelled"} 1.0' in text
     assert 'agentq_queue_depth{queue="agentq"}' in text

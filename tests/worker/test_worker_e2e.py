@@ -142,7 +142,7 @@ async def test_duplicate_run_jobs_are_harmless(workers, client, user):
     session = await client.create_session("slow", user)
     invocation_id = await client.enqueue("slow", user, session.id, "go")
     for _ in range(5):
-        await client._store.batch(*client._store.dispatcher.commands(invocation_id))  # a bare duplicate job
+        await client._store.dispatcher.send(invocation_id)  # a bare duplicate job
     record = await _settled(client, invocation_id, "completed", timeout=60)
     assert record.attempts == 1
     session = await client.session_service.get_session(app_name="slow", user_id=user, session_id=session.id)
@@ -266,15 +266,12 @@ async def test_an_invocation_over_its_model_call_budget_fails_with_the_limit(wor
 
 
 async def test_an_unreadable_run_job_is_dropped_and_the_workers_keep_serving(workers, client, user):
-    import json
+    from worker.dispatch import QUEUE, RUN_TASK
 
-    from worker.dispatch import QUEUE
-    from worker.message import run_job
-
-    _, message = run_job("e-whatever")
-    garbled = json.loads(message)
-    garbled["body"] = "bm90IGpzb24="  # base64 of "not json": the task's strategy cannot decode it
-    await client._store.mux.execute_command("LPUSH", QUEUE, json.dumps(garbled))
+    app = client._store.dispatcher.app
+    with app.producer_or_acquire() as producer:  # a run job whose body is not JSON: Celery cannot decode it
+        producer.publish("not json", routing_key=QUEUE, serializer=None, content_type="application/json",
+                         content_encoding="utf-8", headers={"task": RUN_TASK, "id": "garbled-job", "lang": "py"})
     session = await client.create_session("slow", user)
     invocation_id = await client.enqueue("slow", user, session.id, "go")
     await _settled(client, invocation_id, "completed", timeout=60)

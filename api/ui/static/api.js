@@ -68,6 +68,7 @@ export function describe(error) {
 export async function stream(path, onFrame, signal) {
   const response = await fetch(path, { signal, cache: "no-store", headers: headers({ Accept: "text/event-stream" }) });
   if (!response.ok) throw await failure(response);
+  if (response.status === 204) return; // nothing more will come (resumed after a final invocation's last entry)
   const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
   let buffer = "";
   for (;;) {
