@@ -9,13 +9,12 @@ with a UsageError naming the setting.
 
 from __future__ import annotations
 
-import os
-import re
 from dataclasses import dataclass, field, fields
 
 from runtime.errors import UsageError
 
-DAY_S = 24 * 3600.0
+from .env_values import DAY_S, duration, per_app, set_variables
+
 DEFAULT_SETTLED_S = 7 * DAY_S
 DEFAULT_STREAM_MAXLEN = 10_000
 
@@ -28,11 +27,6 @@ ENV_NAMES = {
     "park_timeout_by_app": "AGENTQ_PARK_TIMEOUT_BY_APP",
 }
 """The environment variable behind each field (named in every refusal)."""
-
-_UNITS = {"": 1.0, "s": 1.0, "m": 60.0, "h": 3600.0, "d": DAY_S}
-_DURATION = re.compile(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*([smhd]?)\s*", re.IGNORECASE)
-_OFF = ("off", "none", "never")
-
 
 @dataclass(frozen=True, kw_only=True)
 class RetentionPolicy:
@@ -88,49 +82,19 @@ class RetentionPolicy:
         Durations are seconds (``90``, ``0.5``) or a number with a unit: ``30s``, ``15m``, ``12h``, ``7d``;
         ``off`` turns an optional one off.
         """
-        env = os.environ if environ is None else environ
         values: dict = {}
-        for name, variable in ENV_NAMES.items():
-            raw = env.get(variable)
-            if raw is None or not raw.strip():
-                continue
+        for name, variable, raw in set_variables(ENV_NAMES, environ):
             if name == "stream_maxlen":
                 values[name] = _integer(variable, raw)
             elif name == "park_timeout_by_app":
-                values[name] = _per_app_durations(variable, raw)
+                values[name] = per_app(variable, raw, _optional_duration, example="transfers=1h,claims=off")
             else:
-                values[name] = _duration(variable, raw, optional=name not in ("settled_s",))
+                values[name] = duration(variable, raw, optional=name not in ("settled_s",))
         return cls(**values)
 
 
-def _duration(variable: str, raw: str, *, optional: bool) -> float | None:
-    if optional and raw.strip().lower() in _OFF:
-        return None
-    match = _DURATION.fullmatch(raw)
-    if match is None:
-        off = ", or off" if optional else ""
-        raise UsageError(f"{variable} must be a duration such as 90 (seconds), 30s, 15m, 12h or 7d{off}; "
-                         f"got {raw!r}")
-    seconds = float(match.group(1)) * _UNITS[match.group(2).lower()]
-    if seconds <= 0:
-        raise UsageError(f"{variable} must be a duration above 0 seconds, got {raw!r}")
-    return seconds
-
-
-def _per_app_durations(variable: str, raw: str) -> dict[str, float | None]:
-    """``app=duration`` pairs separated by commas; each duration as ``_duration`` reads it."""
-    durations: dict[str, float | None] = {}
-    for pair in raw.split(","):
-        if not pair.strip():
-            continue
-        app, equals, duration = pair.partition("=")
-        if not equals or not app.strip():
-            raise UsageError(f"{variable} must be app=duration pairs separated by commas, such as "
-                             f"transfers=1h,claims=off; got {pair.strip()!r}")
-        if app.strip() in durations:
-            raise UsageError(f"{variable} names app {app.strip()!r} twice")
-        durations[app.strip()] = _duration(f"{variable} ({app.strip()})", duration, optional=True)
-    return durations
+def _optional_duration(where: str, raw: str) -> float | None:
+    return duration(where, raw, optional=True)
 
 
 def _integer(variable: str, raw: str) -> int:

@@ -8,13 +8,12 @@ is not http(s), a malformed duration) is refused at start with a UsageError nami
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 from runtime.errors import UsageError
 
-from .retention import _duration
+from .env_values import duration, per_app, set_variables
 from .webhook_signing import secret_key
 
 MAX_URL_LENGTH = 2048
@@ -89,29 +88,12 @@ class WebhookSettings:
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> WebhookSettings:
         """The settings from ``AGENTQ_WEBHOOK*`` and ``AGENTQ_PUBLIC_URL`` (unset ones keep their defaults)."""
-        env = os.environ if environ is None else environ
         values: dict = {}
-        for name, variable in ENV_NAMES.items():
-            raw = env.get(variable)
-            if raw is None or not raw.strip():
-                continue
+        for name, variable, raw in set_variables(ENV_NAMES, environ):
             if name == "urls_by_app":
-                values[name] = _urls_by_app(variable, raw)
+                values[name] = per_app(variable, raw, lambda where, url: check_url(url, where), example="app=url")
             elif name in ("secret", "public_url"):
                 values[name] = raw.strip()
             else:
-                values[name] = _duration(variable, raw, optional=False)
+                values[name] = duration(variable, raw, optional=False)
         return cls(**values)
-
-
-def _urls_by_app(variable: str, raw: str) -> dict[str, str]:
-    """``app=url`` pairs separated by commas."""
-    urls: dict[str, str] = {}
-    for item in raw.split(","):
-        if not item.strip():
-            continue
-        app, sep, url = item.partition("=")
-        if not sep or not app.strip():
-            raise UsageError(f"{variable} must be app=url pairs separated by commas, got {item.strip()!r}")
-        urls[app.strip()] = check_url(url.strip(), f"{variable} entry for app {app.strip()!r}")
-    return urls

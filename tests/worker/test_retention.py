@@ -275,9 +275,10 @@ def test_a_per_app_park_timeout_is_read_and_refused_naming_the_app():
     assert (policy.park_timeout_for("transfers"), policy.park_timeout_for("claims"),
             policy.park_timeout_for("weather")) == (900.0, None, 3600.0)
     for raw, message in [
-        ("transfers", "AGENTQ_PARK_TIMEOUT_BY_APP must be app=duration pairs separated by commas, such as "
+        ("transfers", "AGENTQ_PARK_TIMEOUT_BY_APP must be app=value pairs separated by commas, such as "
                       "transfers=1h,claims=off; got 'transfers'"),
-        ("transfers=soon", "AGENTQ_PARK_TIMEOUT_BY_APP (transfers) must be a duration such as 90 (seconds)"),
+        ("transfers=soon", "AGENTQ_PARK_TIMEOUT_BY_APP entry for app 'transfers' must be a duration such as 90 "
+                           "(seconds)"),
         ("a=1h,a=2h", "AGENTQ_PARK_TIMEOUT_BY_APP names app 'a' twice"),
     ]:
         with pytest.raises(UsageError) as refused:

@@ -122,7 +122,7 @@ def test_webhook_settings_are_read_from_the_environment_and_nonsense_is_refused_
     for variable, value in refusals.items():
         with pytest.raises(UsageError, match=variable):
             WebhookSettings.from_env({variable: value})
-    with pytest.raises(UsageError, match="app=url pairs"):
+    with pytest.raises(UsageError, match="app=value pairs separated by commas, such as app=url"):
         WebhookSettings.from_env({"AGENTQ_WEBHOOKS": "https://hooks.example/w"})
 
 
