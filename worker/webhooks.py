@@ -4,9 +4,10 @@ Runs on the worker's event loop beside the invocations (``WorkerHost``), never i
 receiver costs a pending HTTP request, not an invocation's progress. Delivery is at least once: a receiver may
 see a notification again (a worker died after the POST, or a claim's hold ran out mid-request) and deduplicates
 on ``webhook-id``, which is the same over every retry. A failed attempt (no connection, a timeout, any status
-but 2xx) is tried again after a random delay up to ``backoff_s * 2**(attempts-1)`` (capped at
+but 2xx and 410) is tried again after a random delay up to ``backoff_s * 2**(attempts-1)`` (capped at
 ``backoff_max_s``; "full jitter"), until ``retry_for_s`` after the transition; the last failure moves it to
-the dead-letter list (``GET /webhooks/dead-letters``).
+the dead-letter list (``GET /webhooks/dead-letters``), as does a 410 Gone at once (the receiver removed the
+endpoint; a redelivery from the dead letters can still send it once it is back).
 """
 
 from __future__ import annotations
@@ -83,7 +84,7 @@ class WebhookDeliverer:
 
     async def _attempt(self, entry: dict) -> None:
         redis = self.store.redis
-        error = await self._post(entry)
+        error, gone = await self._post(entry)
         if error is None:
             await outbox.delivered(redis, entry)
             log.info("invocation %s: webhook %s (%s) delivered", entry["inv"], entry["id"], entry["event"])
@@ -91,7 +92,7 @@ class WebhookDeliverer:
         now = time.time()
         attempts = entry.get("attempts", 0) + 1
         deadline = float(entry["at"]) + self.settings.retry_for_s
-        if now >= deadline:
+        if gone or now >= deadline:
             await outbox.dead(redis, entry, error=error, now=now)
             log.warning("invocation %s: webhook %s (%s) dead after %d attempts: %s", entry["inv"], entry["id"],
                         entry["event"], attempts, error)
@@ -101,8 +102,9 @@ class WebhookDeliverer:
         log.info("invocation %s: webhook %s (%s) attempt %d failed (%s), next in %.2fs", entry["inv"], entry["id"],
                  entry["event"], attempts, error, at - now)
 
-    async def _post(self, entry: dict) -> str | None:
-        """None when the receiver answered 2xx in time, else what went wrong."""
+    async def _post(self, entry: dict) -> tuple[str | None, bool]:
+        """(None, False) when the receiver answered 2xx in time, else (what went wrong, whether retrying is
+        pointless: 410 Gone says the endpoint was removed, so the notification goes to the dead letters at once)."""
         if self._key is None and not self._warned_unsigned:
             self._warned_unsigned = True
             log.warning("AGENTQ_WEBHOOK_SECRET is not set: webhooks are sent without a signature")
@@ -112,12 +114,14 @@ class WebhookDeliverer:
                 response = await self._client().post(entry["url"], content=body,
                                                      headers=headers(self._key, entry["id"], body))
         except TimeoutError:
-            return f"no answer within {self.settings.timeout_s:g}s"
+            return f"no answer within {self.settings.timeout_s:g}s", False
         except httpx.HTTPError as exc:
-            return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+            return (f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__), False
+        if response.status_code == 410:
+            return "HTTP 410 Gone: the receiver removed this endpoint, not retried", True
         if not 200 <= response.status_code < 300:
-            return f"HTTP {response.status_code}"
-        return None
+            return f"HTTP {response.status_code}", False
+        return None, False
 
     def _client(self) -> httpx.AsyncClient:
         if self._http is None:  # created on the loop that uses it

@@ -202,6 +202,18 @@ async def test_a_slow_receiver_times_out_and_is_tried_again(redis_url, receiver)
     await store.aclose()
 
 
+async def test_a_receiver_answering_410_gone_is_not_retried_and_the_notification_is_a_dead_letter(redis_url, receiver):
+    hook = receiver([(410, 0.0)]).start()
+    store = InvocationStore(redis_url)
+    await _cancelled_with_webhook(store, hook.url)
+    deliverer = WebhookDeliverer(store, _fast())
+    stats = await _deliver_until_settled(deliverer, store.redis)
+    assert (stats["delivered"], stats["dead"], stats["dead_letters"]) == (0.0, 1.0, 1.0)
+    assert len(hook.requests) == 1
+    await deliverer.aclose()
+    await store.aclose()
+
+
 async def _ids(store: InvocationStore) -> list[str]:
     return await store.redis.hkeys(keys.webhook_outbox())
 
