@@ -13,7 +13,7 @@ import redis.asyncio as aioredis
 
 from ..errors import UsageError
 from .mux import MuxConnection
-from .redis_url import is_sentinel, redis_client_from_url
+from .redis_url import is_cluster, is_sentinel, redis_client_from_url
 
 MAX_CONNECTIONS = 1024
 """Connections per loop and URL; commands beyond this many in flight wait for one to free up."""
@@ -34,8 +34,10 @@ class LoopClients:
 
     @property
     def is_cluster(self) -> bool:
-        """True when the fixed client is a Redis Cluster client (app-scoped keys then need their own trip)."""
-        return isinstance(self._fixed, aioredis.RedisCluster)
+        """True for a Redis Cluster, by URL or handed-in client (app-scoped keys then need their own trip)."""
+        if self._fixed is not None:
+            return isinstance(self._fixed, aioredis.RedisCluster)
+        return is_cluster(self._url)
 
     def get(self):
         """The client to use from the running loop."""
@@ -48,7 +50,9 @@ class LoopClients:
             # (redis-py's default pool raises MaxConnectionsError at 100 concurrent commands). No socket timeout:
             # blocking stream reads wait longer than any fixed timeout, and asyncio's wait_for around every
             # reply costs a third of a command's client CPU.
-            if is_sentinel(self._url):  # the master as the sentinels name it, found again after a failover
+            if is_sentinel(self._url) or is_cluster(self._url):
+                # Sentinel: the master as the sentinels name it, found again after a failover. Cluster: each
+                # command goes to the master of its keys' slot (redis-py's pool per node; the mux is one node's).
                 client = self._by_loop[loop] = redis_client_from_url(
                     self._url, decode_responses=True, max_connections=self._max_connections, socket_timeout=None)
                 return client
