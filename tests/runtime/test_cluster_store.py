@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from redis.asyncio import RedisCluster as RedisClusterClient
 from redis.cluster import RedisCluster
 
 from runtime.errors import UsageError
@@ -26,11 +27,17 @@ def test_cluster_urls_are_parsed_and_mistakes_are_named():
         parse_cluster_url("redis+cluster://h1:7000,")
 
 
-async def test_a_cluster_url_gives_a_cluster_client_and_no_single_node_pipeline(redis_cluster_url):
+async def test_a_cluster_url_gives_cluster_clients_and_the_scripts_client_hands_replies_over_as_sent(
+        redis_cluster_url):
     clients = LoopClients(redis_cluster_url)
     try:
         assert clients.is_cluster
-        assert type(clients.mux()).__name__ == "RedisCluster" and clients.mux() is clients.get()
+        assert isinstance(clients.get(), RedisClusterClient) and isinstance(clients.mux(), RedisClusterClient)
+        await clients.get().hset("agentq:{t}:h", mapping={"a": "1", "b": "2"})
+        await clients.get().sadd("agentq:{t}:s", "x")
+        assert await clients.get().hgetall("agentq:{t}:h") == {"a": "1", "b": "2"}
+        assert await clients.mux().execute_command("HGETALL", "agentq:{t}:h") == ["a", "1", "b", "2"]
+        assert await clients.mux().execute_command("SMEMBERS", "agentq:{t}:s") == ["x"]
     finally:
         await clients.aclose()
 
@@ -62,3 +69,4 @@ async def test_each_session_keeps_its_keys_in_one_slot_while_users_spread_over_t
     assert sorted(slots_by_user) == sorted(users)
     assert all(len(slots) == 1 for slots in slots_by_user.values())
     assert ports == {node.port for node in redis_cluster.nodes}
+

@@ -1,0 +1,156 @@
+"""The approval flow with the store on a real three-master Redis Cluster: real ``agentq worker`` processes, the
+Celery broker on a plain redis-server of its own (a Cluster cannot be one)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from google.genai import types
+from redis.cluster import RedisCluster
+from redis.crc import key_slot
+
+from runtime.errors import UsageError
+from runtime.redis_store import keys
+from runtime.redis_store.launcher import EmbeddedRedis
+from tests.redis_cluster import LocalRedisCluster, slot_ranges
+from tests.worker.conftest import WorkerPool
+from tests.worker.test_worker_e2e import _events, _said, _settled, _side_effects, _statuses
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    with LocalRedisCluster(tmp_path_factory.mktemp("e2e-cluster")) as cluster:
+        yield cluster
+
+
+@pytest.fixture(scope="module")
+def broker(tmp_path_factory):
+    with EmbeddedRedis(tmp_path_factory.mktemp("cluster-broker"), appendonly=False) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def cluster_workers(cluster, broker, tmp_path_factory):
+    pool = WorkerPool(cluster.url, tmp_path_factory.mktemp("cluster-worker-logs"), broker_url=broker.url)
+    try:
+        pool.ensure("c1", "c2")
+        yield pool
+    finally:
+        pool.stop_all()
+
+
+@pytest.fixture
+async def client(cluster, broker, monkeypatch):
+    from worker.client import AgentqClient
+
+    monkeypatch.setenv("AGENTQ_REDIS_URL", cluster.url)  # the test apps' side-effect counters
+    monkeypatch.setenv("AGENTQ_BROKER_URL", broker.url)
+    client = AgentqClient(cluster.url)
+    yield client
+    await client.aclose()
+
+
+def _users_on_every_master(app: str, prefix: str) -> list[str]:
+    """One user id (``prefix-<n>``) per master: the first whose hash slot that master serves."""
+    masters = slot_ranges(3)
+    chosen: dict[int, str] = {}
+    candidate = 0
+    while len(chosen) < len(masters):
+        user = f"{prefix}-{candidate}"
+        slot = key_slot(keys.user_tag(app, user).encode())
+        chosen.setdefault(next(n for n, slots in enumerate(masters) if slot in slots), user)
+        candidate += 1
+    return [chosen[n] for n in range(len(masters))]
+
+
+async def _approve_and_finish(client, user: str) -> tuple[str, object, list]:
+    session = await client.create_session("approval", user)
+    invocation_id = await client.enqueue("approval", user, session.id, "Please pay 100")
+    record = await _settled(client, invocation_id, "parked")
+    [pending] = record.pending_calls
+    assert (pending.name, pending.args) == ("ask_for_approval", {"amount": 100})
+    position = await client.stream_position(invocation_id)
+    await client.respond(invocation_id, [
+        types.FunctionResponse(id=pending.id, name="ask_for_approval", response={"approved": True})])
+    record = await _settled(client, invocation_id, "completed")
+    resumed = await _events(client, invocation_id, after=position)
+    session = await client.session_service.get_session(app_name="approval", user_id=user, session_id=session.id)
+    return invocation_id, record, [_statuses(resumed), session, pending]
+
+
+async def test_on_a_cluster_parked_invocations_of_users_on_every_master_resume_under_their_ids_and_run_each_tool_once(
+        cluster, cluster_workers, client, user):
+    users = _users_on_every_master("approval", user)
+    outcomes = await asyncio.gather(*(_approve_and_finish(client, u) for u in users))
+    for invocation_id, record, (resumed, session, pending) in outcomes:
+        assert (record.id, record.status, record.pending_calls, record.error) == (invocation_id, "completed", [], None)
+        assert resumed == ["queued", "running", "completed"]
+        assert {event.invocation_id for event in session.events} == {invocation_id}
+        assert _said(session) == [
+            "Please pay 100", ["ask_for_approval"], ["ask_for_approval"], ["pay"], ["pay"], "Paid 100."]
+        [pay_call] = [c for e in session.events for c in e.get_function_calls() if c.name == "pay"]
+        assert await _side_effects(client, invocation_id) == {
+            f"ask_for_approval:{pending.id}": "1", f"pay:{pay_call.id}": "1"}
+    inspector = RedisCluster(host="127.0.0.1", port=cluster.nodes[0].port, decode_responses=True)
+    try:
+        homes = {inspector.get_node_from_key(keys.invocation("approval", u, invocation_id)).port
+                 for u, (invocation_id, _, _) in zip(users, outcomes, strict=True)}
+    finally:
+        inspector.close()
+    assert homes == {node.port for node in cluster.nodes}
+
+
+async def test_on_a_cluster_an_approved_confirmation_runs_the_tool_once(cluster_workers, client, user):
+    session = await client.create_session("guarded", user)
+    invocation_id = await client.enqueue("guarded", user, session.id, "wire 500")
+    record = await _settled(client, invocation_id, "parked")
+    [pending] = record.pending_calls
+    assert (pending.kind, pending.args["originalFunctionCall"]["args"]) == ("confirmation", {"amount": 500})
+    assert await _side_effects(client, invocation_id) == {}
+    await client.approve(invocation_id)
+    await _settled(client, invocation_id, "completed")
+    original_id = pending.args["originalFunctionCall"]["id"]
+    assert await _side_effects(client, invocation_id) == {f"wire_money:{original_id}": "1"}
+
+
+async def test_on_a_cluster_a_parked_call_past_its_deadline_is_answered_by_a_reaper(cluster_workers, client, user):
+    session = await client.create_session("approval", user)
+    invocation_id = await client.enqueue("approval", user, session.id, "Please pay 100", park_timeout=0.5)
+    await _settled(client, invocation_id, "completed")
+    session = await client.session_service.get_session(app_name="approval", user_id=user, session_id=session.id)
+    [response] = [e for e in session.events if e.content][-2].get_function_responses()
+    assert response.response == {
+        "error": f"No response arrived for long-running call {response.id!r} before its deadline; it expired."}
+
+
+async def test_on_a_cluster_an_invocation_with_a_webhook_is_refused_naming_why(client, user):
+    session = await client.create_session("approval", user)
+    with pytest.raises(UsageError, match="webhooks are not delivered by a store on Redis Cluster"):
+        await client.enqueue("approval", user, session.id, "Please pay 100", webhook="https://example.com/hook")
+
+
+async def test_on_a_cluster_the_inbox_pages_parked_invocations_of_users_on_every_master_newest_first(
+        cluster_workers, client, user):
+    from worker import inbox
+
+    users = _users_on_every_master("approval", user + "-inbox")
+    parked = []
+    for each in users:  # one after the other: creation times, and so the inbox's order, follow this list
+        session = await client.create_session("approval", each)
+        invocation_id = await client.enqueue("approval", each, session.id, "Please pay 100")
+        await _settled(client, invocation_id, "parked")
+        parked.append(invocation_id)
+    pairs = [("approval", each) for each in users]
+    redis = client._store.redis
+    first, total = await inbox.parked_page(redis, pairs, page_size=2)
+    second, _ = await inbox.parked_page(redis, pairs, page_size=2, page_token=first.next_page_token)
+    assert total == 3 and second.next_page_token is None
+    assert [r.id for r in first.items + second.items] == parked[::-1]
+    before = await inbox.fingerprint(redis, pairs)
+    [pending] = (await client.get(parked[0])).pending_calls
+    await client.respond(parked[0], [types.FunctionResponse(id=pending.id, name="ask_for_approval",
+                                                            response={"approved": True})])
+    await _settled(client, parked[0], "completed")
+    after = await inbox.fingerprint(redis, pairs)
+    assert before[0] == 3 and after[0] == 2 and before[1] != after[1]
