@@ -14,8 +14,9 @@ from runtime.errors import UsageError
 from runtime.redis_store import keys
 from runtime.redis_store.launcher import EmbeddedRedis
 from tests.redis_cluster import LocalRedisCluster, slot_ranges
+from tests.worker.apps import STEPS
 from tests.worker.conftest import WorkerPool
-from tests.worker.test_worker_e2e import _events, _said, _settled, _side_effects, _statuses
+from tests.worker.test_worker_e2e import _committed, _events, _said, _settled, _side_effects, _statuses
 
 
 @pytest.fixture(scope="module")
@@ -31,13 +32,17 @@ def broker(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def cluster_workers(cluster, broker, tmp_path_factory):
+def cluster_pool(cluster, broker, tmp_path_factory):
     pool = WorkerPool(cluster.url, tmp_path_factory.mktemp("cluster-worker-logs"), broker_url=broker.url)
-    try:
-        pool.ensure("c1", "c2")
-        yield pool
-    finally:
-        pool.stop_all()
+    yield pool
+    pool.stop_all()
+
+
+@pytest.fixture
+def cluster_workers(cluster_pool):
+    """Two running workers on the cluster, c1 and c2 (restarted if a test killed one)."""
+    cluster_pool.ensure("c1", "c2")
+    return cluster_pool
 
 
 @pytest.fixture
@@ -154,3 +159,47 @@ async def test_on_a_cluster_the_inbox_pages_parked_invocations_of_users_on_every
     await _settled(client, parked[0], "completed")
     after = await inbox.fingerprint(redis, pairs)
     assert before[0] == 3 and after[0] == 2 and before[1] != after[1]
+
+
+async def test_on_a_cluster_a_worker_killed_mid_invocation_is_taken_over_and_each_tool_runs_once(
+        cluster_workers, client, user):
+    session = await client.create_session("slow", user)
+    invocation_id = await client.enqueue("slow", user, session.id, "go")
+    seen = 0
+    async for entry in client.events(invocation_id):
+        if entry.kind == "event" and entry.data.get("author") == "stepper" and "functionResponse" in str(entry.data):
+            seen += 1
+            if seen == 2:
+                break
+    victim = (await client.get(invocation_id)).worker
+    cluster_workers.kill(victim)  # its lease expires; a reaper finds it in the user's shard of lease_expiries
+    record = await _settled(client, invocation_id, "completed", timeout=60)
+    assert record.attempts == 2 and record.worker != victim
+    session = await client.session_service.get_session(app_name="slow", user_id=user, session_id=session.id)
+    assert sorted((await _side_effects(client, invocation_id)).values()) == ["1"] * STEPS
+    assert session.events[-1].text() == f"all {STEPS} steps done"
+    assert [e["id"] for e in _committed(await _events(client, invocation_id))] == [e.id for e in session.events]
+
+
+async def test_on_a_cluster_cancelling_one_parked_invocation_and_deleting_the_session_of_another_settles_both(
+        cluster_workers, client, user):
+    kept = await client.create_session("approval", user)
+    doomed = await client.create_session("approval", user)
+    cancelled_id = await client.enqueue("approval", user, kept.id, "Please pay 100", park_timeout=600)
+    deleted_id = await client.enqueue("approval", user, doomed.id, "Please pay 200", park_timeout=600)
+    for invocation_id in (cancelled_id, deleted_id):
+        await _settled(client, invocation_id, "parked")
+    shard = client._store.shard(await client._store.locate(cancelled_id))
+
+    async def deadlines_of_both():
+        members = await client._store.redis.zrange(keys.call_deadlines(shard), 0, -1)
+        return sorted(member.split()[0] for member in members if member.split()[0] in (cancelled_id, deleted_id))
+
+    assert await deadlines_of_both() == sorted([cancelled_id, deleted_id])  # both parked calls have a deadline
+    record = await client.cancel(cancelled_id, "changed my mind")
+    assert (record.status, record.cancel_reason, record.pending_calls) == ("cancelled", "changed my mind", [])
+    assert await client.delete_session("approval", user, doomed.id) == [deleted_id]
+    record = await client.get(deleted_id)
+    assert (record.status, record.pending_calls) == ("cancelled", [])
+    assert await client.session_service.get_session(app_name="approval", user_id=user, session_id=doomed.id) is None
+    assert await deadlines_of_both() == []
