@@ -4,6 +4,9 @@ Celery broker on a plain redis-server of its own (a Cluster cannot be one)."""
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
+import sys
 
 import pytest
 from google.genai import types
@@ -15,7 +18,7 @@ from runtime.redis_store import keys
 from runtime.redis_store.launcher import EmbeddedRedis
 from tests.redis_cluster import LocalRedisCluster, slot_ranges
 from tests.worker.apps import STEPS
-from tests.worker.conftest import WorkerPool
+from tests.worker.conftest import APPS, ROOT, WorkerPool
 from tests.worker.test_worker_e2e import _committed, _events, _said, _settled, _side_effects, _statuses
 
 
@@ -203,3 +206,15 @@ async def test_on_a_cluster_cancelling_one_parked_invocation_and_deleting_the_se
     assert (record.status, record.pending_calls) == ("cancelled", [])
     assert await client.session_service.get_session(app_name="approval", user_id=user, session_id=doomed.id) is None
     assert await deadlines_of_both() == []
+
+
+def test_a_worker_on_a_cluster_store_without_a_broker_of_its_own_is_refused_naming_the_setting(cluster):
+    env = {name: value for name, value in os.environ.items() if name != "AGENTQ_BROKER_URL"}
+    result = subprocess.run(
+        [sys.executable, "-m", "agentq.cli", "worker", "--name", "no-broker"], cwd=ROOT, capture_output=True,
+        text=True, timeout=60, env={**env, "AGENTQ_REDIS_URL": cluster.url, "AGENTQ_APPS": APPS,
+                                    "PYTHONPATH": str(ROOT)})
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        f"agentq worker: the Celery broker cannot be the Redis Cluster {cluster.url!r} (kombu's commands cross hash "
+        "slots): set AGENTQ_BROKER_URL to a plain redis:// or sentinel:// URL"]
