@@ -218,3 +218,13 @@ def test_a_worker_on_a_cluster_store_without_a_broker_of_its_own_is_refused_nami
     assert result.stderr.strip().splitlines() == [
         f"agentq worker: the Celery broker cannot be the Redis Cluster {cluster.url!r} (kombu's commands cross hash "
         "slots): set AGENTQ_BROKER_URL to a plain redis:// or sentinel:// URL"]
+
+
+def test_a_cluster_store_with_app_webhooks_configured_is_refused_naming_the_setting(cluster, broker, monkeypatch):
+    from worker.store import InvocationStore
+    from worker.webhook_config import WebhookSettings
+
+    monkeypatch.setenv("AGENTQ_BROKER_URL", broker.url)
+    with pytest.raises(UsageError, match="webhooks are not delivered by a store on Redis Cluster .* unset "
+                                         "AGENTQ_WEBHOOKS"):
+        InvocationStore(cluster.url, webhooks=WebhookSettings(urls_by_app={"approval": "https://example.com/h"}))
