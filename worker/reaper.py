@@ -19,6 +19,7 @@ from google.genai import types
 from runtime.errors import CallNotPendingError, InvocationNotFoundError
 from runtime.redis_store import keys
 
+from .shards import in_use
 from .store import InvocationStore
 from .sweeper import sweep_once
 
@@ -30,7 +31,7 @@ async def reap_once(store: InvocationStore) -> int:
     """One pass over the three sorted sets (of every shard, on a Cluster) and the sweeper's; the number of
     entries acted on."""
     acted = 0
-    for shard in await store.shards.all(store.redis):
+    for shard in await in_use(store.redis, cluster=store.clients.is_cluster):
         acted += await _reap_shard(store, shard)
     return acted + await sweep_once(store)
 

@@ -7,8 +7,9 @@ with a *slot tag*: a short string that hashes to that slot (``agentq:{s:1f2}:dis
 slot as every ``agentq:{app/user}:...`` key whose tag hashes there). Users who share a slot share its shard.
 
 ``keys.shards()`` lists the tags in use, so the reaper knows where to look. A shard is registered before
-anything is written to it (``register``, at enqueue: every later entry of an invocation is in its user's
-shard), and never removed: there are at most 16384, and an empty one costs a reaper one short read.
+anything is written to it (``register``, by every enqueue: every later entry of an invocation is in its user's
+shard; one SADD each time, so the list comes back even if it was lost), and never removed: there are at most
+16384, and an empty one costs a reaper one short read.
 """
 
 from __future__ import annotations
@@ -45,22 +46,14 @@ def shard_of(app: str, user: str, *, cluster: bool) -> str:
     return slot_tag(key_slot(keys.user_tag(app, user).encode()))
 
 
-class ShardRegistry:
-    """The shards this process registered (so each costs one SADD per process) and the listing of all of them."""
-
-    def __init__(self, *, cluster: bool):
-        self.cluster = cluster
-        self._registered: set[str] = set()
-
-    async def register(self, client, shard: str) -> None:
-        """Make sure ``shard`` is listed before anything is written to it (nothing to do on one node)."""
-        if not shard or shard in self._registered:
-            return
+async def register(client, shard: str) -> None:
+    """List ``shard`` before anything is written to it (nothing to do on one node, shard '')."""
+    if shard:
         await client.sadd(keys.shards(), shard)
-        self._registered.add(shard)
 
-    async def all(self, client) -> list[str]:
-        """Every shard in use: [''] on one node, the registered tags on a Cluster."""
-        if not self.cluster:
-            return [""]
-        return sorted(await client.smembers(keys.shards()))
+
+async def in_use(client, *, cluster: bool) -> list[str]:
+    """Every shard in use: [''] on one node, the registered tags on a Cluster."""
+    if not cluster:
+        return [""]
+    return sorted(await client.smembers(keys.shards()))

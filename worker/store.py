@@ -31,7 +31,7 @@ from .dispatch import DISPATCH_GRACE_S, Dispatcher
 from .inputs import run_config_dict, to_content, to_function_response
 from .record import InvocationRecord, new_invocation_id
 from .retention import RetentionPolicy
-from .shards import ShardRegistry, shard_of
+from .shards import register, shard_of
 from .webhook_config import ENV_NAMES, WebhookSettings
 
 _ENQUEUE = LuaScript(scripts.ENQUEUE)
@@ -66,7 +66,6 @@ class InvocationStore:
         self.webhooks = webhooks or WebhookSettings()
         self.clients = LoopClients(redis_url, max_connections=MAX_CONNECTIONS)
         self.dispatcher = Dispatcher(celery_app, broker_url=broker_url(redis_url))
-        self.shards = ShardRegistry(cluster=self.clients.is_cluster)
         if self.clients.is_cluster:
             kombu_broker(self.dispatcher.broker_url)  # a Cluster as the broker too: refused now, naming the fix
         if self.clients.is_cluster and self.webhooks.urls_by_app:
@@ -210,7 +209,7 @@ class InvocationStore:
         )
         where = Where(app=app, user=user, session=session_id)
         shard = self.shard(where)
-        await self.shards.register(self.redis, shard)  # before the watchdog entry below is written to it
+        await register(self.redis, shard)  # before the watchdog entry below is written to it
         script_keys = [
             keys.session_meta(app, user, session_id), self.record_key(record.id, where),
             keys.session_queue(app, user, session_id), keys.user_invocations(app, user),
