@@ -7,7 +7,9 @@ import asyncio
 import os
 import subprocess
 import sys
+import time
 
+import httpx
 import pytest
 from google.genai import types
 from redis.cluster import RedisCluster
@@ -15,7 +17,7 @@ from redis.crc import key_slot
 
 from runtime.errors import UsageError
 from runtime.redis_store import keys
-from runtime.redis_store.launcher import EmbeddedRedis
+from runtime.redis_store.launcher import EmbeddedRedis, free_port
 from tests.redis_cluster import LocalRedisCluster, slot_ranges
 from tests.worker.apps import STEPS
 from tests.worker.conftest import APPS, ROOT, WorkerPool
@@ -46,6 +48,37 @@ def cluster_workers(cluster_pool):
     """Two running workers on the cluster, c1 and c2 (restarted if a test killed one)."""
     cluster_pool.ensure("c1", "c2")
     return cluster_pool
+
+
+@pytest.fixture(scope="module")
+def cluster_api(cluster, broker, tmp_path_factory):
+    """An ``agentq api`` process on the cluster store (loopback, no keys); its base URL."""
+    port = free_port()
+    log_path = tmp_path_factory.mktemp("cluster-api") / "api.log"
+    env = {**os.environ, "AGENTQ_REDIS_URL": cluster.url, "AGENTQ_BROKER_URL": broker.url, "AGENTQ_APPS": APPS,
+           "PYTHONPATH": str(ROOT)}
+    env.pop("AGENTQ_API_KEYS", None)
+    with open(log_path, "wb") as log:
+        process = subprocess.Popen([sys.executable, "-m", "agentq.cli", "api", "--port", str(port)], cwd=ROOT,
+                                   env=env, stdout=log, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while not _healthy(base):
+            assert process.poll() is None, log_path.read_text()
+            assert time.monotonic() < deadline, "agentq api did not become healthy"
+            time.sleep(0.1)
+        yield base
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def _healthy(base: str) -> bool:
+    try:
+        return httpx.get(base + "/health", timeout=1).status_code == 200
+    except httpx.HTTPError:
+        return False
 
 
 @pytest.fixture
@@ -228,3 +261,36 @@ def test_a_cluster_store_with_app_webhooks_configured_is_refused_naming_the_sett
     with pytest.raises(UsageError, match="webhooks are not delivered by a store on Redis Cluster .* unset "
                                          "AGENTQ_WEBHOOKS"):
         InvocationStore(cluster.url, webhooks=WebhookSettings(urls_by_app={"approval": "https://example.com/h"}))
+
+
+async def test_on_a_cluster_the_approval_flow_runs_over_http(cluster_api, cluster_workers, user):
+    from api.sse_client import read_frames
+
+    async def frames(http, invocation_id, after=None):
+        headers = {"Last-Event-ID": after} if after else {}
+        async with http.stream("GET", f"/invocations/{invocation_id}/events", headers=headers) as response:
+            assert response.status_code == 200
+            return [frame async for frame in read_frames(response)]
+
+    async with httpx.AsyncClient(base_url=cluster_api, timeout=30) as http:
+        created = await http.post(f"/apps/approval/users/{user}/sessions", json={})
+        session_id = created.json()["id"]
+        enqueued = await http.post(f"/apps/approval/users/{user}/sessions/{session_id}/invocations",
+                                   json={"newMessage": {"role": "user", "parts": [{"text": "Please pay 100"}]}})
+        invocation_id = enqueued.json()["invocationId"]
+        first = await frames(http, invocation_id)
+        parked = (await http.get(f"/invocations/{invocation_id}")).json()
+        inbox = (await http.get(f"/apps/approval/users/{user}/invocations", params={"status": "parked"})).json()
+        [call] = parked["pendingCalls"]
+        answer = {"functionResponses": [{"id": call["id"], "name": call["name"], "response": {"approved": True}}]}
+        accepted = await http.post(f"/invocations/{invocation_id}/function-responses", json=answer)
+        again = await http.post(f"/invocations/{invocation_id}/function-responses", json=answer)
+        second = await frames(http, invocation_id, after=first[-1].id)
+        final = (await http.get(f"/invocations/{invocation_id}")).json()
+    assert (created.status_code, enqueued.status_code, accepted.status_code, again.status_code) == (200, 202, 202, 409)
+    assert [f.data["status"] for f in first if f.event == "status"] == ["queued", "running", "parked"]
+    assert (parked["status"], call["name"], call["args"]) == ("parked", "ask_for_approval", {"amount": 100})
+    assert [item["invocationId"] for item in inbox["invocations"]] == [invocation_id]
+    assert [f.data["status"] for f in second if f.event == "status"] == ["queued", "running", "completed"]
+    assert {f.data.get("invocationId") for f in second if f.event == "message"} == {invocation_id}
+    assert (final["status"], final["pendingCalls"]) == ("completed", [])
