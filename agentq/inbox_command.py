@@ -79,15 +79,14 @@ async def _parked(redis: Any, args: argparse.Namespace, limit: int) -> list:
 
 
 async def _run(redis_url: str, args: argparse.Namespace) -> int:
-    import redis.asyncio as aioredis
-
+    from runtime.redis_store.redis_url import redis_client_from_url
     from worker import inbox
 
     if args.limit < 1:
         from runtime.errors import UsageError
 
         raise UsageError(f"--limit must be at least 1, not {args.limit}")
-    async with aioredis.Redis.from_url(redis_url) as redis:
+    async with redis_client_from_url(redis_url) as redis:  # any store URL, Cluster too
         if not args.app_names and not await announced_apps(redis):
             print("agentq inbox: no worker has announced an app yet; name one with --app NAME", file=sys.stderr)
         printed = set()

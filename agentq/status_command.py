@@ -25,13 +25,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 async def summary(redis_url: str) -> dict[str, Any]:
     """Workers alive, the run queue's depth and invocations by status, read from the Redis at ``redis_url``."""
-    import redis.asyncio as aioredis
-
     from runtime.redis_store import keys
+    from runtime.redis_store.redis_url import redis_client_from_url
     from worker.dispatch import QUEUE
     from worker.workers_alive import alive_workers
 
-    async with aioredis.Redis.from_url(redis_url, decode_responses=True) as redis:
+    async with redis_client_from_url(redis_url, decode_responses=True) as redis:  # any store URL, Cluster too
         workers = await alive_workers(redis)
         places, sampled = [], False
         async for invocation_id, raw in redis.hscan_iter(keys.invocation_index(), count=500):

@@ -27,3 +27,19 @@ def redis_url(redis_server) -> str:
     finally:
         client.close()
     return redis_server.url
+
+
+@pytest.fixture(scope="session")
+def redis_cluster(tmp_path_factory):
+    """A real three-master Redis Cluster (tests.redis_cluster), running for the whole test session."""
+    from tests.redis_cluster import LocalRedisCluster
+
+    with LocalRedisCluster(tmp_path_factory.mktemp("redis-cluster")) as cluster:
+        yield cluster
+
+
+@pytest.fixture
+def redis_cluster_url(redis_cluster) -> str:
+    """The ``redis+cluster://`` URL of the shared cluster, every master flushed so each test starts empty."""
+    redis_cluster.flush()
+    return redis_cluster.url

@@ -4,6 +4,8 @@ The broker may be a different Redis from the store (or the same one): run jobs a
 the dispatch watchdog lives in the store, so nothing ties the two together. A Sentinel URL, in the store's
 syntax (``sentinel://h1:26379;sentinel://h2:26379/0?master=mymaster``, see ``runtime.redis_store.redis_url``),
 becomes kombu's own ``sentinel://`` transport with the master's name as its ``master_name`` transport option.
+A Redis Cluster cannot be the broker (kombu's Redis transport moves messages between keys in different slots):
+a store on a Cluster needs ``AGENTQ_BROKER_URL`` naming a plain Redis or a Sentinel group.
 """
 
 from __future__ import annotations
@@ -11,7 +13,8 @@ from __future__ import annotations
 import os
 from urllib.parse import quote
 
-from runtime.redis_store.redis_url import is_sentinel, parse_store_url
+from runtime.errors import UsageError
+from runtime.redis_store.redis_url import is_cluster, is_sentinel, parse_store_url
 
 BROKER_URL_ENV = "AGENTQ_BROKER_URL"
 
@@ -23,7 +26,11 @@ def broker_url(store_url: str, environ: dict[str, str] | None = None) -> str:
 
 
 def kombu_broker(url: str, environ: dict[str, str] | None = None) -> tuple[str, dict]:
-    """``(kombu URL, transport options)`` for a broker URL; UsageError naming what is wrong in a Sentinel URL."""
+    """``(kombu URL, transport options)`` for a broker URL; UsageError naming what is wrong in a Sentinel URL, or
+    for a Cluster URL."""
+    if is_cluster(url):
+        raise UsageError(f"the Celery broker cannot be the Redis Cluster {url!r} (kombu's commands cross hash "
+                         f"slots): set {BROKER_URL_ENV} to a plain redis:// or sentinel:// URL")
     if not is_sentinel(url):
         return url, {}
     parsed = parse_store_url(url, environ)

@@ -21,6 +21,7 @@ from runtime.redis_store.lua import LuaScript
 
 from . import scripts
 from .codec import dumps
+from .store import Where
 
 log = logging.getLogger("agentq.worker")
 _DELETE = LuaScript(scripts.DELETE_SESSION)
@@ -38,6 +39,7 @@ async def delete_session(store, app: str, user: str, session_id: str, reason: st
         keys.user_sessions(app, user), keys.user_session_ids(app, user), keys.user_parked(app, user),
     ]
     error = dumps({"type": "InvocationCancelledError", "message": reason})
+    shard = store.shard(Where(app=app, user=user, session=session_id))
     for _ in range(_ATTEMPTS):
         active, queued, files = await store.batch(("ZRANGE", fixed[5], 0, -1), ("LRANGE", fixed[6], 0, -1),
                                                   ("SMEMBERS", fixed[9]))
@@ -50,7 +52,7 @@ async def delete_session(store, app: str, user: str, session_id: str, reason: st
             keys.invocation(app, user, invocation_id), keys.invocation_settled(app, user, invocation_id),
             keys.invocation_journal(app, user, invocation_id))]
         file_keys = [keys.artifact_versions(app, user, session_id, name) for name in files]
-        outbox = [keys.webhook_due(), keys.webhook_outbox()]  # notifications of the cancellations
+        outbox = [keys.webhook_due(shard), keys.webhook_outbox(shard)]  # notifications of the cancellations
         reply = await _DELETE(store.mux, [*fixed, *per_invocation, *file_keys, *outbox],
                               [session_id, time.time(), len(ids), len(files), reason, error, *ids, *files])
         if reply[0] == "ok":
@@ -61,9 +63,9 @@ async def delete_session(store, app: str, user: str, session_id: str, reason: st
     cleanup = [("ZREM", keys.session_expiries(), dumps([app, user, session_id])),
                ("DEL", keys.session_spans(app, user, session_id))]  # its trace spans (runtime.tracing)
     if cancelled:
-        cleanup += [("ZREM", keys.lease_expiries(), *cancelled), ("ZREM", keys.dispatch_due(), *cancelled)]
+        cleanup += [("ZREM", keys.lease_expiries(shard), *cancelled), ("ZREM", keys.dispatch_due(shard), *cancelled)]
     if calls:
-        cleanup.append(("ZREM", keys.call_deadlines(), *calls))
+        cleanup.append(("ZREM", keys.call_deadlines(shard), *calls))
     if not sessions_left:
         cleanup.append(("SREM", keys.app_users(app), user))
     await store.batch(*cleanup)

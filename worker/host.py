@@ -67,8 +67,10 @@ class WorkerHost:
         beat = alive.beater(self.store, self.config.worker_name)  # liveness for the API's "no worker" banner
         self._background = [self.loop.submit(self._every(self.heartbeat_s, self._heartbeat)),
                             self.loop.submit(self._every(self.reap_s, self._reap)),
-                            self.loop.submit(self._every(alive.BEAT_S, beat)),
-                            self.loop.submit(self._every(self.store.webhooks.poll_s, self.webhooks.deliver_due))]
+                            self.loop.submit(self._every(alive.BEAT_S, beat))]
+        if not self.store.clients.is_cluster:  # a store on a Cluster refuses webhooks (worker.store): none to send
+            self._background.append(
+                self.loop.submit(self._every(self.store.webhooks.poll_s, self.webhooks.deliver_due)))
         tune_gc()
         log.info("worker %s serving apps %s", self.config.worker_name, sorted(apps))
 

@@ -8,14 +8,21 @@ records. The order is the one of ``worker.listing`` (creation time, then id, bot
 resumes meanwhile.
 
 Cost: one round trip and O((pairs + page size) * log n) server work, flat in the number of parked invocations;
-it grows with the number of (app, user) pairs looked at, which a filter by app and user narrows to one. The
-scripts touch keys of many users, which is fine here: the invocation store's Redis is Celery's, never a
-Cluster (``worker.scripts``).
+it grows with the number of (app, user) pairs looked at, which a filter by app and user narrows to one.
+
+On Redis Cluster a script may only read one hash slot, so the pairs are grouped by the slot of their index:
+each group's script gives its newest ``page_size + 1`` after the cursor, and the newest of those make the page
+(one script call per slot in use, sent at once). On one node there is one group: one script, as before.
 """
 
 from __future__ import annotations
 
+import asyncio
+import hashlib
 from typing import Any
+
+from redis.asyncio import RedisCluster
+from redis.crc import key_slot
 
 from runtime.errors import UsageError
 from runtime.redis_store import keys
@@ -127,9 +134,16 @@ async def parked_page(redis: Any, pairs: list[Pair], *, page_size: int = 25,
     top, last = "+inf", ""
     if page_token:
         top, last = _cursor(page_token)
-    reply = await _MERGE(redis, [keys.user_parked(app, user) for app, user in pairs], [top, last, page_size + 1])
-    total, flat = int(reply[0]), reply[1:]
-    found = [(pairs[int(flat[i]) - 1], text(flat[i + 1]), float(flat[i + 2])) for i in range(0, len(flat), 3)]
+    groups = _slot_groups(redis, pairs)
+    replies = await asyncio.gather(*(_MERGE(redis, [keys.user_parked(*pairs[n]) for n in group],
+                                            [top, last, page_size + 1]) for group in groups))
+    total, found = 0, []
+    for group, reply in zip(groups, replies, strict=True):
+        total, flat = total + int(reply[0]), reply[1:]
+        found += [(pairs[group[int(flat[i]) - 1]], text(flat[i + 1]), float(flat[i + 2]))
+                  for i in range(0, len(flat), 3)]
+    if len(groups) > 1:  # each group's entries come newest first; the page is the newest of them all
+        found.sort(key=lambda entry: (entry[2], entry[1]), reverse=True)
     page, more = found[:page_size], len(found) > page_size
     pipe = redis.pipeline(transaction=False)
     for (app, user), member, _ in page:
@@ -145,8 +159,24 @@ async def parked_page(redis: Any, pairs: list[Pair], *, page_size: int = 25,
 
 async def fingerprint(redis: Any, pairs: list[Pair]) -> tuple[int, str]:
     """The parked total and a digest that changes when an invocation of ``pairs`` parks or leaves the inbox."""
-    total, digest = await _FINGERPRINT(redis, [keys.user_parked(app, user) for app, user in pairs], [])
-    return int(total), text(digest)
+    groups = _slot_groups(redis, pairs)
+    replies = await asyncio.gather(*(_FINGERPRINT(redis, [keys.user_parked(*pairs[n]) for n in group], [])
+                                     for group in groups))
+    if len(groups) == 1:
+        total, digest = replies[0]
+        return int(total), text(digest)
+    combined = hashlib.sha1(" ".join(text(digest) for _, digest in replies).encode()).hexdigest()
+    return sum(int(total) for total, _ in replies), combined
+
+
+def _slot_groups(redis: Any, pairs: list[Pair]) -> list[list[int]]:
+    """Positions in ``pairs`` grouped so each group's parked indexes share a hash slot (one group on one node)."""
+    if not isinstance(redis, RedisCluster):
+        return [list(range(len(pairs)))]
+    groups: dict[int, list[int]] = {}
+    for n, (app, user) in enumerate(pairs):
+        groups.setdefault(key_slot(keys.user_parked(app, user).encode()), []).append(n)
+    return list(groups.values()) or [[]]
 
 
 def _cursor(page_token: str) -> tuple[str, str]:

@@ -71,18 +71,21 @@ async def acquire(
     claim leaves a message prepared at enqueue to their Runner instead of committing it."""
     where = await store.locate(invocation_id)
     sessions = store.session_service
+    cluster = store.clients.is_cluster
     loads = _ACQUIRE.loads
     claiming = asyncio.ensure_future(_ACQUIRE(store.mux, [
         store.record_key(invocation_id, where), keys.session_queue(where.app, where.user, where.session),
         keys.session_lease(where.app, where.user, where.session),
         keys.session_fence(where.app, where.user, where.session),
         keys.session_stream(where.app, where.user, where.session),
-        *commit_keys(where.app, where.user, where.session, app_apart=False),
+        *commit_keys(where.app, where.user, where.session, app_apart=cluster),
     ], [invocation_id, worker, int(ttl_s * 1000), time.time(), *sessions.stream_trim,
         "0" if where.app in plugged_apps else "1"]))
     # The Runner's first read of the session rides right behind the claim (scheduled after it, so sent after it),
-    # so it sees the user's message if the claim committed it.
-    sessions.prefetch(app_name=where.app, user_id=where.user, session_id=where.session)
+    # so it sees the user's message if the claim committed it. Not on a Cluster: its client may send the read on
+    # another connection, ahead of the claim.
+    if not cluster:
+        sessions.prefetch(app_name=where.app, user_id=where.user, session_id=where.session)
     try:
         reply = await claiming
     except BaseException:
@@ -95,7 +98,7 @@ async def acquire(
     if reply[0] != "ok":
         sessions.drop_prefetch()
         if reply[0] != "held":  # the holder (or the head's settle) is responsible for it now
-            await store.mux.execute_command("ZREM", keys.dispatch_due(), invocation_id)
+            await store.mux.execute_command("ZREM", keys.dispatch_due(store.shard(where)), invocation_id)
         return reply[0]
     flat = reply[2]
     fields = {flat[i]: flat[i + 1] for i in range(0, len(flat), 2)}
@@ -121,11 +124,14 @@ async def heartbeat(store: InvocationStore, claims: list[Claim], ttl_s: float = 
         beats = [_HEARTBEAT_MANY(store.mux, [_lease(c) for c in chunk], [ttl_ms, *[c.token for c in chunk]])
                  for chunk in chunks]
     # Claims already settling are left out by the caller: their settle removes them from lease_expiries, and
-    # this ZADD is written before any later settle's ZREM (one loop, one connection, in order).
-    books = [("ZADD", keys.lease_expiries(), *[v for c in claims for v in (expiry, c.record.id)])]
-    fresh = [claim.record.id for claim in claims if not claim.tracked]
-    if fresh:
-        books.append(("ZREM", keys.dispatch_due(), *fresh))
+    # this ZADD is written before any later settle's ZREM (one loop, one connection, in order). On a Cluster the
+    # two may cross; a stale entry then only makes a reaper re-send a settled invocation's job, which is refused.
+    books = []
+    for shard, shard_claims in _by_shard(store, claims).items():
+        books.append(("ZADD", keys.lease_expiries(shard), *[v for c in shard_claims for v in (expiry, c.record.id)]))
+        fresh = [claim.record.id for claim in shard_claims if not claim.tracked]
+        if fresh:
+            books.append(("ZREM", keys.dispatch_due(shard), *fresh))
     replies = await asyncio.gather(*beats, store.batch(*books))
     for claim in claims:
         claim.tracked = True
@@ -141,8 +147,8 @@ async def add_pending(store: InvocationStore, claim: Claim, calls: list[PendingC
         args += [call.id, pending_json(call, int(time.time() * 1000) * 100 + seq)]
     ok = await _ADD_PENDING(store.mux, [store.record_key(claim.record.id, claim.where), _lease(claim)], args)
     deadlines = {f"{claim.record.id} {call.id}": call.deadline for call in calls if call.deadline}
-    if ok and deadlines:
-        await store.redis.zadd(keys.call_deadlines(), deadlines, nx=True)  # rare: only with a park timeout
+    if ok and deadlines:  # rare: only with a park timeout
+        await store.redis.zadd(keys.call_deadlines(store.shard(claim.where)), deadlines, nx=True)
     return bool(ok)
 
 
@@ -171,13 +177,14 @@ async def settle(
     if status != "parked":
         values["finished_at"] = now
     where = claim.where
+    shard = store.shard(where)
     reply = await _SETTLE(store.mux, [
         store.record_key(claim.record.id, where), keys.session_queue(where.app, where.user, where.session),
         _lease(claim), keys.session_stream(where.app, where.user, where.session),
         keys.session_active_invocations(where.app, where.user, where.session),
-        keys.invocation_settled(where.app, where.user, claim.record.id), keys.lease_expiries(), keys.dispatch_due(),
-        keys.invocation_journal(where.app, where.user, claim.record.id), keys.user_parked(where.app, where.user),
-        keys.webhook_due(), keys.webhook_outbox(),
+        keys.invocation_settled(where.app, where.user, claim.record.id), keys.lease_expiries(shard),
+        keys.dispatch_due(shard), keys.invocation_journal(where.app, where.user, claim.record.id),
+        keys.user_parked(where.app, where.user), keys.webhook_due(shard), keys.webhook_outbox(shard),
     ], [claim.token, claim.record.id, status, now, status_data(status, detail), *store.stream_trim,
         *encode_fields(values)])
     if reply[0] != "ok":
@@ -196,9 +203,19 @@ async def hand_back(store: InvocationStore, claim: Claim) -> bool:
     record_key = store.record_key(claim.record.id, claim.where)
     if not await _RELEASE(store.mux, [_lease(claim), record_key], [claim.token, claim.record.id]):
         return False
-    await store.mux.execute_command("ZREM", keys.lease_expiries(), claim.record.id)
+    await store.mux.execute_command("ZREM", keys.lease_expiries(store.shard(claim.where)), claim.record.id)
     await store.dispatch_next(claim.record.id)
     return True
+
+
+def _by_shard(store: InvocationStore, claims: list[Claim]) -> dict[str, list[Claim]]:
+    """Claims grouped by the shard of their reaper entries (one group, '', on a single node)."""
+    if not store.clients.is_cluster:
+        return {"": claims}
+    groups: dict[str, list[Claim]] = {}
+    for claim in claims:
+        groups.setdefault(store.shard(claim.where), []).append(claim)
+    return groups
 
 
 def _lease(claim: Claim) -> str:

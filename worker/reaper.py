@@ -1,4 +1,5 @@
 """Reaper passes every worker runs about once a second; whichever worker ZREMs an entry first acts on it.
+On Redis Cluster each set has one shard per hash slot in use (``worker.shards``); a pass walks them all.
 
 - dead leases: a running invocation whose lease stopped being heartbeated gets its run job sent again; the next
   worker resumes it from its committed events (failover within the lease TTL plus one pass);
@@ -18,6 +19,7 @@ from google.genai import types
 from runtime.errors import CallNotPendingError, InvocationNotFoundError
 from runtime.redis_store import keys
 
+from .shards import in_use
 from .store import InvocationStore
 from .sweeper import sweep_once
 
@@ -26,31 +28,39 @@ BATCH = 100
 
 
 async def reap_once(store: InvocationStore) -> int:
-    """One pass over the three sorted sets and the sweeper's; the number of entries acted on."""
+    """One pass over the three sorted sets (of every shard, on a Cluster) and the sweeper's; the number of
+    entries acted on."""
+    acted = 0
+    for shard in await in_use(store.redis, cluster=store.clients.is_cluster):
+        acted += await _reap_shard(store, shard)
+    return acted + await sweep_once(store)
+
+
+async def _reap_shard(store: InvocationStore, shard: str) -> int:
     now = time.time()
     redis = store.redis
     pipe = redis.pipeline(transaction=False)
-    pipe.zrangebyscore(keys.lease_expiries(), "-inf", int(now * 1000), start=0, num=BATCH)
-    pipe.zrangebyscore(keys.dispatch_due(), "-inf", int(now * 1000), start=0, num=BATCH)
-    pipe.zrangebyscore(keys.call_deadlines(), "-inf", now, start=0, num=BATCH)
+    pipe.zrangebyscore(keys.lease_expiries(shard), "-inf", int(now * 1000), start=0, num=BATCH)
+    pipe.zrangebyscore(keys.dispatch_due(shard), "-inf", int(now * 1000), start=0, num=BATCH)
+    pipe.zrangebyscore(keys.call_deadlines(shard), "-inf", now, start=0, num=BATCH)
     dead, overdue, expired = await pipe.execute()
     acted = 0
     for invocation_id in dead:
-        if await redis.zrem(keys.lease_expiries(), invocation_id):
+        if await redis.zrem(keys.lease_expiries(shard), invocation_id):
             log.warning("invocation %s: lease expired (worker gone?), sending its run job again", invocation_id)
             await _resend(store, invocation_id)
             acted += 1
     for invocation_id in overdue:
-        if await redis.zrem(keys.dispatch_due(), invocation_id):
+        if await redis.zrem(keys.dispatch_due(shard), invocation_id):
             log.info("invocation %s: run job not claimed in time, sending it again", invocation_id)
             await _resend(store, invocation_id)
             acted += 1
     for member in expired:
-        if await redis.zrem(keys.call_deadlines(), member):
+        if await redis.zrem(keys.call_deadlines(shard), member):
             invocation_id, _, call_id = member.partition(" ")
             await _expire_call(store, invocation_id, call_id)
             acted += 1
-    return acted + await sweep_once(store)
+    return acted
 
 
 async def _resend(store: InvocationStore, invocation_id: str) -> None:

@@ -1,7 +1,9 @@
-"""The Lua scripts of the invocation lifecycle. Each touches only keys under one session's hash tag, except that
-RESPOND also registers the resumed invocation with the dispatch watchdog (its sorted set), SETTLE drops the
-reaper's and watchdog's entries, and ACQUIRE may write app state with the user's message: fine, because the
-invocation store is never a Cluster.
+"""The Lua scripts of the invocation lifecycle. Each touches only keys under one session's hash tag, and the
+cross-session sets it keeps in step: RESPOND registers the resumed invocation with the dispatch watchdog, SETTLE
+drops the reaper's and watchdog's entries, the status scripts add webhook notifications, and ACQUIRE may write
+app state with the user's message. On one node those sets are global keys; on Redis Cluster the caller names
+the user's shard of each (``worker.shards``: same slot) and leaves app state out (``app_apart``), so no script
+crosses slots.
 
 The session lease holds ``<invocation_id>|<fence>``: the fencing token makes a stale holder (paused, partitioned,
 or reaped and superseded under the same invocation id) unable to heartbeat, settle or record anything.
@@ -172,7 +174,8 @@ SETTLE = _STATUS + STREAM_HELPERS + """
 -- ARGV: token, invocation_id, status, now, status_data, stream trimming (maxlen, slack, max_age_ms), field,
 --       value, ...  The stream is trimmed by age here, once per settle (commits trim by length only).
 -- Parking while responses wait keeps the lease: the caller resumes at once ('continue').
--- The reaper's and the watchdog's entries go in the same step (global keys: fine, the store is never a Cluster).
+-- The reaper's and the watchdog's entries go in the same step (global keys on one node; the user's shard on a
+-- Cluster, see worker.shards).
 -- A parked invocation joins the user's parked index (the inbox); a final one starts its retention.
 if redis.call('GET', KEYS[3]) ~= ARGV[1] then return {'lost'} end
 if ARGV[3] == 'parked' and tonumber(redis.call('HGET', KEYS[1], 'waiting') or '0') > 0 then

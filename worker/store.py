@@ -25,13 +25,14 @@ from runtime.redis_store.replication import wait_for_replicas
 from runtime.redis_store.streams import trim_args
 
 from . import scripts
-from .broker import broker_url
+from .broker import broker_url, kombu_broker
 from .codec import decode_record, dumps, encode_fields, encode_record
 from .dispatch import DISPATCH_GRACE_S, Dispatcher
 from .inputs import run_config_dict, to_content, to_function_response
 from .record import InvocationRecord, new_invocation_id
 from .retention import RetentionPolicy
-from .webhook_config import WebhookSettings
+from .shards import register, shard_of
+from .webhook_config import ENV_NAMES, WebhookSettings
 
 _ENQUEUE = LuaScript(scripts.ENQUEUE)
 _RESPOND = LuaScript(scripts.RESPOND)
@@ -65,6 +66,11 @@ class InvocationStore:
         self.webhooks = webhooks or WebhookSettings()
         self.clients = LoopClients(redis_url, max_connections=MAX_CONNECTIONS)
         self.dispatcher = Dispatcher(celery_app, broker_url=broker_url(redis_url))
+        if self.clients.is_cluster:
+            kombu_broker(self.dispatcher.broker_url)  # a Cluster as the broker too: refused now, naming the fix
+        if self.clients.is_cluster and self.webhooks.urls_by_app:
+            raise UsageError(f"webhooks are not delivered by a store on Redis Cluster ({redis_url!r}): unset "
+                             f"{ENV_NAMES['urls_by_app']} or use a single Redis node or Sentinel")
         self._where: dict[str, Where] = {}
         self._first_entries: dict[str, str] = {}
         """Stream entry ids of the queued status of invocations this store enqueued (a follower starts there)."""
@@ -141,6 +147,10 @@ class InvocationStore:
         where = self._where.get(invocation_id)
         return None if where is None else [where.app, where.user, where.session]
 
+    def shard(self, where: Where) -> str:
+        """The shard of the watchdog's, reaper's and outbox's sets for this invocation ('' on one node)."""
+        return shard_of(where.app, where.user, cluster=self.clients.is_cluster)
+
     def record_key(self, invocation_id: str, where: Where) -> str:
         """The record's hash key."""
         return keys.invocation(where.app, where.user, invocation_id)
@@ -187,13 +197,19 @@ class InvocationStore:
         gets the policy's default one for the app, without a ``webhook`` the app's configured one (if any)."""
         if park_timeout is None:
             park_timeout = self.retention.park_timeout_for(app)
+        webhook = self.webhooks.url_for(app, webhook)
+        if webhook and self.clients.is_cluster:
+            raise UsageError(f"webhooks are not delivered by a store on Redis Cluster ({self.redis_url!r}): "
+                             "use a single Redis node or Sentinel for invocations with a webhook")
         record = InvocationRecord(
             id=new_invocation_id(), app_name=app, user_id=user, session_id=session_id,
             new_message=to_content(new_message), state_delta=state_delta or None,
             run_config=run_config_dict(run_config), time_limit=time_limit, park_timeout=park_timeout,
-            webhook=self.webhooks.url_for(app, webhook),
+            webhook=webhook,
         )
         where = Where(app=app, user=user, session=session_id)
+        shard = self.shard(where)
+        await register(self.redis, shard)  # before the watchdog entry below is written to it
         script_keys = [
             keys.session_meta(app, user, session_id), self.record_key(record.id, where),
             keys.session_queue(app, user, session_id), keys.user_invocations(app, user),
@@ -207,7 +223,7 @@ class InvocationStore:
         replies = await self.batch(
             ("HSET", keys.invocation_index(), record.id, dumps([app, user, session_id])),
             ("EVALSHA", _ENQUEUE.sha, len(script_keys), *script_keys, *args),
-            ("ZADD", keys.dispatch_due(), _ms(time.time() + DISPATCH_GRACE_S), record.id),
+            ("ZADD", keys.dispatch_due(shard), _ms(time.time() + DISPATCH_GRACE_S), record.id),
             # The sweeper's entry, from the start: nothing an invocation leaves outside its own keys (the
             # index entry, listing entries) can outlive it, whatever happens to the process that settles it.
             ("ZADD", keys.retention_due(), _ms(record.created_at + self.retention.settled_s), record.id),
@@ -218,7 +234,7 @@ class InvocationStore:
             reply = await _ENQUEUE(self.mux, script_keys, args)
         failed = next((r for r in replies if isinstance(r, Exception) and not isinstance(r, NoScriptError)), None)
         if failed is not None or reply[0] == -1:
-            await self.batch(("HDEL", keys.invocation_index(), record.id), ("ZREM", keys.dispatch_due(), record.id),
+            await self.batch(("HDEL", keys.invocation_index(), record.id), ("ZREM", keys.dispatch_due(shard), record.id),
                              ("ZREM", keys.retention_due(), record.id))
             if failed is not None:
                 raise failed
@@ -253,6 +269,7 @@ class InvocationStore:
             raise UsageError("respond() needs at least one function response")
         where = await self.locate(invocation_id)
         rkey = self.record_key(invocation_id, where)
+        shard = self.shard(where)
         args: list[Any] = [invocation_id, time.time(), _ms(time.time() + DISPATCH_GRACE_S),
                            status_data("queued", {"resumed": True, **(detail or {})})]
         for response in responses:
@@ -265,9 +282,9 @@ class InvocationStore:
         # One round trip: validation, storing, requeueing, the watchdog entry and the record as stored.
         reply = await _RESPOND(self.mux, [
             rkey, keys.session_queue(where.app, where.user, where.session),
-            keys.session_stream(where.app, where.user, where.session), keys.dispatch_due(),
-            keys.call_deadlines(), keys.user_parked(where.app, where.user),
-            keys.webhook_due(), keys.webhook_outbox(),
+            keys.session_stream(where.app, where.user, where.session), keys.dispatch_due(shard),
+            keys.call_deadlines(shard), keys.user_parked(where.app, where.user),
+            keys.webhook_due(shard), keys.webhook_outbox(shard),
         ], args)
         outcome = reply[0]
         if outcome == "gone":
@@ -289,6 +306,7 @@ class InvocationStore:
     async def cancel(self, invocation_id: str, reason: str) -> InvocationRecord:
         """Cancel unless already final; a running invocation is fenced out of its next commit."""
         where = await self.locate(invocation_id)
+        shard = self.shard(where)
         now = time.time()
         error = {"type": "InvocationCancelledError", "message": reason}
         fields = encode_fields({"cancel_reason": reason, "error": error, "finished_at": now})
@@ -300,14 +318,14 @@ class InvocationStore:
             keys.session_active_invocations(where.app, where.user, where.session),
             keys.invocation_settled(where.app, where.user, invocation_id),
             keys.invocation_journal(where.app, where.user, invocation_id), keys.user_parked(where.app, where.user),
-            keys.webhook_due(), keys.webhook_outbox(),
+            keys.webhook_due(shard), keys.webhook_outbox(shard),
         ], [invocation_id, now, status_data("cancelled", {"reason": reason}), *self.stream_trim, *fields])
         if reply[0] == "gone":
             raise InvocationNotFoundError(f"invocation {invocation_id!r} does not exist")
         if reply[0] == "final":
             raise InvalidTransitionError(f"invocation {invocation_id!r} is already {reply[1]}; it cannot be cancelled")
-        await self.batch(("ZREM", keys.lease_expiries(), invocation_id),
-                         *[("ZREM", keys.call_deadlines(), f"{invocation_id} {call}") for call in reply[3]])
+        await self.batch(("ZREM", keys.lease_expiries(shard), invocation_id),
+                         *[("ZREM", keys.call_deadlines(shard), f"{invocation_id} {call}") for call in reply[3]])
         if reply[2]:
             await self.dispatch_next(reply[2])
         return await self.get(invocation_id)
@@ -340,7 +358,9 @@ class InvocationStore:
     async def dispatch_next(self, invocation_id: str) -> None:
         """Send the run job of a session's new queue head (or of a resumed or reaped invocation), after its
         dispatch-watchdog entry (which covers a send that never arrives)."""
-        await self.mux.execute_command("ZADD", keys.dispatch_due(), _ms(time.time() + DISPATCH_GRACE_S), invocation_id)
+        shard = self.shard(await self.locate(invocation_id)) if self.clients.is_cluster else ""
+        await self.mux.execute_command("ZADD", keys.dispatch_due(shard), _ms(time.time() + DISPATCH_GRACE_S),
+                                       invocation_id)
         await self.dispatcher.send(invocation_id, self.where_args(invocation_id))
 
 

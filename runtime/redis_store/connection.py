@@ -13,10 +13,18 @@ import redis.asyncio as aioredis
 
 from ..errors import UsageError
 from .mux import MuxConnection
-from .redis_url import is_sentinel, redis_client_from_url
+from .redis_url import is_cluster, is_sentinel, redis_client_from_url
 
 MAX_CONNECTIONS = 1024
 """Connections per loop and URL; commands beyond this many in flight wait for one to free up."""
+
+RAW_REPLY_COMMANDS = ("HGETALL", "SMEMBERS", "XRANGE", "XREVRANGE", "ZRANGE", "ZRANGEBYSCORE", "ZREVRANGE")
+"""Commands whose replies redis-py reshapes (dicts, sets, tuples) but callers of ``mux()`` read as Redis sent
+them (flat lists), as the mux connection hands them over."""
+
+
+def _as_sent(response, **options):
+    return response
 
 
 class LoopClients:
@@ -34,8 +42,10 @@ class LoopClients:
 
     @property
     def is_cluster(self) -> bool:
-        """True when the fixed client is a Redis Cluster client (app-scoped keys then need their own trip)."""
-        return isinstance(self._fixed, aioredis.RedisCluster)
+        """True for a Redis Cluster, by URL or handed-in client (app-scoped keys then need their own trip)."""
+        if self._fixed is not None:
+            return isinstance(self._fixed, aioredis.RedisCluster)
+        return is_cluster(self._url)
 
     def get(self):
         """The client to use from the running loop."""
@@ -48,7 +58,9 @@ class LoopClients:
             # (redis-py's default pool raises MaxConnectionsError at 100 concurrent commands). No socket timeout:
             # blocking stream reads wait longer than any fixed timeout, and asyncio's wait_for around every
             # reply costs a third of a command's client CPU.
-            if is_sentinel(self._url):  # the master as the sentinels name it, found again after a failover
+            if is_sentinel(self._url) or is_cluster(self._url):
+                # Sentinel: the master as the sentinels name it, found again after a failover. Cluster: each
+                # command goes to the master of its keys' slot (redis-py's pool per node; the mux is one node's).
                 client = self._by_loop[loop] = redis_client_from_url(
                     self._url, decode_responses=True, max_connections=self._max_connections, socket_timeout=None)
                 return client
@@ -61,7 +73,12 @@ class LoopClients:
         return client
 
     def mux(self):
-        """The pipelined connection for the running loop's non-blocking scripts (the fixed client if one was given)."""
+        """The pipelined connection for the running loop's non-blocking scripts (the fixed client if one was given).
+
+        On a Cluster: a second RedisCluster client whose replies keep the mux's shapes (``RAW_REPLY_COMMANDS``);
+        it sends each command to its slot's master, and, unlike the mux, keeps no order between commands."""
+        if self._fixed is None and is_cluster(self._url):
+            return self._raw_cluster_client()
         if self._fixed is not None or not MuxConnection.supports(self._url):
             return self.get()
         loop = asyncio.get_running_loop()
@@ -73,6 +90,18 @@ class LoopClients:
             mux = self._mux_by_loop[loop] = MuxConnection(self._url)
         self._last_mux = (weakref.ref(loop), mux)
         return mux
+
+    def _raw_cluster_client(self):
+        loop = asyncio.get_running_loop()
+        client = self._mux_by_loop.get(loop)
+        if client is None:
+            # RESP2 on the wire, as the mux speaks it (RESP3 would send maps where the mux's callers read lists)
+            client = self._mux_by_loop[loop] = redis_client_from_url(
+                self._url, decode_responses=True, max_connections=self._max_connections, socket_timeout=None,
+                protocol=2)
+            for command in RAW_REPLY_COMMANDS:
+                client.set_response_callback(command, _as_sent)
+        return client
 
     async def aclose(self) -> None:
         """Close the running loop's own connections (a client handed in belongs to the caller)."""

@@ -120,6 +120,20 @@ def session_active_invocations(app_name: str, user_id: str, session_id: str) -> 
 # --- worker: invocations, session queues, leases, journal (appended by the worker engineer) -------
 
 
+def sharded(name: str, shard: str) -> str:
+    """A cross-session set the status scripts update together with a session's keys.
+
+    On one node (``shard`` ''): the one global key, ``agentq:<name>``. On Redis Cluster every user's
+    invocations have their own copy in the user's hash slot, ``agentq:{<shard>}:<name>``, where ``shard`` is the
+    slot's tag (``worker.shards``), so no script crosses slots; the reaper walks the shards in use."""
+    return f"{PREFIX}{name}" if not shard else f"{PREFIX}{{{shard}}}:{name}"
+
+
+def shards() -> str:
+    """Set: the slot tags of every shard of the sharded sets in use (Redis Cluster only; it never shrinks)."""
+    return f"{PREFIX}shards"
+
+
 def invocation(app_name: str, user_id: str, invocation_id: str) -> str:
     """Hash: one invocation record (scalars raw, structured fields JSON); shares the session's hash tag."""
     return f"{PREFIX}{user_tag(app_name, user_id)}:i:{_part(invocation_id)}"
@@ -140,19 +154,22 @@ def invocation_index() -> str:
     return f"{PREFIX}invocation_index"
 
 
-def lease_expiries() -> str:
-    """Sorted set: running invocation id scored by its lease expiry (ms); the reaper scans it for dead workers."""
-    return f"{PREFIX}lease_expiries"
+def lease_expiries(shard: str = "") -> str:
+    """Sorted set: running invocation id scored by its lease expiry (ms); the reaper scans it for dead workers.
+    ``shard``: see ``sharded``."""
+    return sharded("lease_expiries", shard)
 
 
-def dispatch_due() -> str:
-    """Sorted set: invocation id scored by when its run job must have been claimed (ms), else it is re-sent."""
-    return f"{PREFIX}dispatch_due"
+def dispatch_due(shard: str = "") -> str:
+    """Sorted set: invocation id scored by when its run job must have been claimed (ms), else it is re-sent.
+    ``shard``: see ``sharded``."""
+    return sharded("dispatch_due", shard)
 
 
-def call_deadlines() -> str:
-    """Sorted set: ``invocation_id call_id`` scored by the pending call's deadline (unix seconds)."""
-    return f"{PREFIX}call_deadlines"
+def call_deadlines(shard: str = "") -> str:
+    """Sorted set: ``invocation_id call_id`` scored by the pending call's deadline (unix seconds).
+    ``shard``: see ``sharded``."""
+    return sharded("call_deadlines", shard)
 
 
 def invocation_journal(app_name: str, user_id: str, invocation_id: str) -> str:
@@ -207,14 +224,16 @@ def workers_alive() -> str:
 # --- webhooks (worker.webhook_outbox) ------------------------------------------------------------
 
 
-def webhook_due() -> str:
-    """Sorted set: webhook delivery id scored by when (ms) it is next tried; a claim pushes it past the send."""
-    return f"{PREFIX}webhooks:due"
+def webhook_due(shard: str = "") -> str:
+    """Sorted set: webhook delivery id scored by when (ms) it is next tried; a claim pushes it past the send.
+    ``shard``: see ``sharded`` (the status scripts name it; on a Cluster nothing is ever written to it)."""
+    return sharded("webhooks:due", shard)
 
 
-def webhook_outbox() -> str:
-    """Hash: webhook delivery id -> JSON of the notification (url, facts, attempts), until delivered or dead."""
-    return f"{PREFIX}webhooks:outbox"
+def webhook_outbox(shard: str = "") -> str:
+    """Hash: webhook delivery id -> JSON of the notification (url, facts, attempts), until delivered or dead.
+    ``shard``: as for ``webhook_due``."""
+    return sharded("webhooks:outbox", shard)
 
 
 def webhook_dead() -> str:

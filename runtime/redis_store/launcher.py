@@ -12,6 +12,7 @@ import signal
 import socket
 import subprocess
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from runtime.errors import UsageError
@@ -77,14 +78,17 @@ class EmbeddedRedis:
         unix_socket: bool = False,
         appendonly: bool = True,
         own_session: bool = False,
+        extra_args: Sequence[str] = (),
     ):
         """``own_session``: run the server in its own session, so a Ctrl-C meant for the terminal's foreground
-        process does not stop a server other processes still use (the CLI's embedded default)."""
+        process does not stop a server other processes still use (the CLI's embedded default).
+        ``extra_args``: more ``--option value`` pairs for redis-server (a cluster node's, say)."""
         self.data_dir = Path(data_dir)
         self.port = port if port is not None else (0 if unix_socket else free_port())
         self.unix_socket = unix_socket
         self.appendonly = appendonly
         self.own_session = own_session
+        self.extra_args = list(extra_args)
         self._process: subprocess.Popen | None = None
 
     @property
@@ -119,7 +123,7 @@ class EmbeddedRedis:
         ]
         if self.unix_socket:
             args += ["--unixsocket", str(self.socket_path), "--unixsocketperm", "700"]
-        return args
+        return args + self.extra_args
 
     def start(self) -> EmbeddedRedis:
         """Start the server and wait until it answers (INFO shows our process id)."""

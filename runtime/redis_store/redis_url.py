@@ -1,4 +1,5 @@
-"""Store URLs: ``redis://``, ``rediss://``, ``unix://`` for one server, or Redis Sentinel for a failover group.
+"""Store URLs: ``redis://``, ``rediss://``, ``unix://`` for one server, Redis Sentinel for a failover group, or a
+Redis Cluster.
 
 A Sentinel URL lists the sentinels, ``;``-separated, then the database and the master's name::
 
@@ -8,6 +9,14 @@ A Sentinel URL lists the sentinels, ``;``-separated, then the database and the m
 is the master's). Clients made from it ask the sentinels for the master on every (re)connect, so after a
 failover the next command reaches the new master. The broker side (kombu's own sentinel transport) can reuse
 ``parse_store_url`` for the same URL.
+
+A Cluster URL lists some of the cluster's nodes, ``,``-separated (one reachable node is enough to find the rest;
+the others are tried when it is down); Redis Cluster has database 0 only::
+
+    redis+cluster://h1:7000,h2:7001,h3:7002
+
+(a password as ``redis+cluster://:secret@h1:7000,...``). Clients made from it are redis-py's RedisCluster,
+which sends each command to the master serving its keys' slot.
 """
 
 from __future__ import annotations
@@ -32,6 +41,46 @@ class SentinelUrl:
     db: int = 0
     username: str | None = None
     password: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ClusterUrl:
+    """A parsed Cluster URL."""
+
+    nodes: list[tuple[str, int]]
+    username: str | None = None
+    password: str | None = None
+
+
+CLUSTER_SCHEME = "redis+cluster://"
+
+
+def is_cluster(url: str) -> bool:
+    """True for a ``redis+cluster://`` URL."""
+    return url.startswith(CLUSTER_SCHEME)
+
+
+def parse_cluster_url(url: str) -> ClusterUrl:
+    """Parse a Cluster URL. Raises UsageError naming what is wrong."""
+    if not is_cluster(url):
+        raise UsageError(f"{url!r} is not a {CLUSTER_SCHEME} URL")
+    rest = url[len(CLUSTER_SCHEME):]
+    location, _, path = rest.partition("/")
+    if path.partition("?")[0] not in ("", "0"):
+        raise UsageError(f"Redis URL {url!r}: a Redis Cluster has database 0 only, not {path!r}")
+    auth, _, hosts = location.rpartition("@")
+    username, _, password = auth.partition(":")
+    nodes: list[tuple[str, int]] = []
+    for node in hosts.split(","):
+        split = urlsplit("//" + node)  # urlsplit reads host and port (IPv6 in brackets too)
+        try:
+            port = split.port or 6379
+        except ValueError as exc:
+            raise UsageError(f"{node!r} in Redis URL {url!r} has a bad port: {exc}") from None
+        if not split.hostname or split.path:
+            raise UsageError(f"{node!r} in Redis URL {url!r} is not host:port")
+        nodes.append((split.hostname, port))
+    return ClusterUrl(nodes=nodes, username=unquote(username) or None, password=unquote(password) or None)
 
 
 def is_sentinel(url: str) -> bool:
@@ -72,6 +121,8 @@ def database(url: str) -> int:
     """The database number a store URL selects."""
     if is_sentinel(url):
         return parse_store_url(url).db
+    if is_cluster(url):
+        return 0
     from redis.connection import parse_url
 
     return int(parse_url(url).get("db") or 0)
@@ -80,13 +131,19 @@ def database(url: str) -> int:
 def redis_client_from_url(url: str, *, asyncio: bool = True, **kwargs):
     """A redis-py client (``redis.asyncio`` unless ``asyncio=False``) for any store URL; ``kwargs`` go to the
     connections (``decode_responses``, ``socket_connect_timeout``, ...). Sentinel URLs give a client on the
-    current master that re-discovers it after a failover."""
+    current master that re-discovers it after a failover; Cluster URLs a RedisCluster client."""
     if asyncio:
         import redis.asyncio as module
+        from redis.asyncio.cluster import ClusterNode
         from redis.asyncio.sentinel import Sentinel
     else:
         import redis as module
+        from redis.cluster import ClusterNode
         from redis.sentinel import Sentinel
+    if is_cluster(url):
+        parsed_cluster = parse_cluster_url(url)
+        return module.RedisCluster(startup_nodes=[ClusterNode(host, port) for host, port in parsed_cluster.nodes],
+                                   username=parsed_cluster.username, password=parsed_cluster.password, **kwargs)
     if not is_sentinel(url):
         return module.Redis.from_url(url, **kwargs)
     parsed = parse_store_url(url)

@@ -8,14 +8,16 @@ from google.genai import types
 from runtime.artifacts import InMemoryArtifactService
 
 
-@pytest.fixture(params=["memory", "redis"])
+@pytest.fixture(params=["memory", "redis", "redis-cluster"])
 async def artifacts(request):
     if request.param == "memory":
         yield InMemoryArtifactService()
         return
     from runtime.artifacts import RedisArtifactService
 
-    service = RedisArtifactService(request.getfixturevalue("redis_url"))
+    # redis-cluster: a real three-master Redis Cluster
+    service = RedisArtifactService(request.getfixturevalue("redis_cluster_url" if request.param == "redis-cluster"
+                                                           else "redis_url"))
     yield service
     await service.aclose()
 

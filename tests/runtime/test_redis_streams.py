@@ -5,10 +5,10 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-import redis.asyncio as aioredis
 
 from runtime.events import Event
 from runtime.redis_store import keys
+from runtime.redis_store.redis_url import redis_client_from_url
 from runtime.redis_store.streams import (
     StreamEntry,
     follow_stream,
@@ -25,9 +25,15 @@ from runtime.sessions import RedisSessionService
 APP, USER, SID = "app", "ann", "s1"
 
 
+@pytest.fixture(params=["redis", "redis-cluster"])
+def store_url(request) -> str:
+    """One redis-server, or a real three-master Redis Cluster."""
+    return request.getfixturevalue("redis_cluster_url" if request.param == "redis-cluster" else "redis_url")
+
+
 @pytest.fixture
-async def client(redis_url):
-    client = aioredis.Redis.from_url(redis_url, decode_responses=True)
+async def client(store_url):
+    client = redis_client_from_url(store_url, decode_responses=True)
     yield client
     await client.aclose()
 
@@ -44,8 +50,8 @@ async def _publish_mixed(client, count: int, invocations=("e-1", "e-2")) -> list
     return ids
 
 
-async def test_committed_partial_and_status_entries_share_one_ordered_stream(redis_url, client):
-    service = RedisSessionService(redis_url)
+async def test_committed_partial_and_status_entries_share_one_ordered_stream(store_url, client):
+    service = RedisSessionService(store_url)
     session = await service.create_session(app_name=APP, user_id=USER, session_id=SID)
     status_id = await publish_status(client, APP, USER, SID, "e-1", "running", {"worker": "w1"})
     partial = Event(author="agent", invocation_id="e-1", partial=True, id="p1", timestamp=1.0)
@@ -166,8 +172,8 @@ async def test_stream_entries_older_than_max_age_are_trimmed_unless_an_active_in
     assert [e.id for e in await read_stream(client, APP, USER, SID)] == [recent, newest]
 
 
-async def test_commits_trim_the_stream_but_never_the_history(redis_url, client):
-    service = RedisSessionService(redis_url, stream_maxlen=5)
+async def test_commits_trim_the_stream_but_never_the_history(store_url, client):
+    service = RedisSessionService(store_url, stream_maxlen=5)
     session = await service.create_session(app_name=APP, user_id=USER, session_id=SID)
     events = [Event(author="agent", invocation_id="e-1", id=f"ev{i}") for i in range(30)]
     for event in events:
@@ -187,8 +193,8 @@ async def test_a_malformed_entry_id_is_refused_with_a_usage_error(client, bad):
         await read_stream(client, APP, USER, SID, bad)
 
 
-async def test_a_follower_sees_every_entry_once_while_writers_race(redis_url, client):
-    service = RedisSessionService(redis_url)
+async def test_a_follower_sees_every_entry_once_while_writers_race(store_url, client):
+    service = RedisSessionService(store_url)
     session = await service.create_session(app_name=APP, user_id=USER, session_id=SID)
 
     async def committer():

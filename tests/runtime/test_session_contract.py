@@ -9,7 +9,7 @@ from runtime.events import Event, EventActions
 from runtime.sessions import GetSessionConfig, InMemorySessionService, Session
 
 
-@pytest.fixture(params=["memory", "redis", "redis-cluster-layout", "redis-given-bytes-client", "redis-history-cache"])
+@pytest.fixture(params=["memory", "redis", "redis-cluster", "redis-given-bytes-client", "redis-history-cache"])
 async def service(request):
     if request.param == "memory":
         yield InMemorySessionService()
@@ -18,13 +18,12 @@ async def service(request):
 
     from runtime.sessions import RedisSessionService
 
-    url = request.getfixturevalue("redis_url")
+    # redis-cluster: a real three-master Redis Cluster (app state on its own slot: its own round trip)
+    url = request.getfixturevalue("redis_cluster_url" if request.param == "redis-cluster" else "redis_url")
     given = aioredis.Redis.from_url(url) if request.param == "redis-given-bytes-client" else None
     # A worker's service keeps parsed histories between reads: what every read returns must not change.
     cache_bytes = 1 << 20 if request.param == "redis-history-cache" else 0
     redis_service = RedisSessionService(None if given else url, client=given, history_cache_bytes=cache_bytes)
-    # On Redis Cluster app state takes its own round trip; the same code path runs fine on one node.
-    redis_service._app_apart = request.param == "redis-cluster-layout"
     yield redis_service
     await redis_service.aclose()
     if given is not None:

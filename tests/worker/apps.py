@@ -25,9 +25,10 @@ _redis = None
 def _client():
     global _redis
     if _redis is None:
-        import redis
+        from runtime.redis_store.redis_url import redis_client_from_url
 
-        _redis = redis.Redis.from_url(os.environ["AGENTQ_REDIS_URL"], decode_responses=True)
+        # any store URL: one node, Sentinel, or a Cluster (the counters are one key per invocation)
+        _redis = redis_client_from_url(os.environ["AGENTQ_REDIS_URL"], asyncio=False, decode_responses=True)
     return _redis
 
 

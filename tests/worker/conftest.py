@@ -22,20 +22,28 @@ APPS = ",".join(f"tests.worker.apps:{name}" for name in (
 
 
 class WorkerPool:
-    """Named ``agentq worker`` processes; ``ensure`` (re)starts any that are not running."""
+    """Named ``agentq worker`` processes; ``ensure`` (re)starts any that are not running.
 
-    def __init__(self, redis_url: str, log_dir: Path):
+    ``broker_url``: a broker apart from the store (``AGENTQ_BROKER_URL``; a store on a Redis Cluster needs one)."""
+
+    def __init__(self, redis_url: str, log_dir: Path, *, broker_url: str | None = None):
         self.redis_url = redis_url
+        self.broker_url = broker_url
         self.log_dir = log_dir
         self.processes: dict[str, subprocess.Popen] = {}
 
     def env(self) -> dict[str, str]:
-        return {**os.environ, "AGENTQ_REDIS_URL": self.redis_url, "AGENTQ_APPS": APPS, "PYTHONPATH": str(ROOT)}
+        broker = {"AGENTQ_BROKER_URL": self.broker_url} if self.broker_url else {}
+        return {**os.environ, "AGENTQ_REDIS_URL": self.redis_url, "AGENTQ_APPS": APPS, "PYTHONPATH": str(ROOT),
+                **broker}
+
+    def _store(self):
+        from runtime.redis_store.redis_url import redis_client_from_url
+
+        return redis_client_from_url(self.redis_url, asyncio=False)
 
     def start(self, name: str) -> subprocess.Popen:
-        import redis
-
-        with redis.Redis.from_url(self.redis_url) as client:
+        with self._store() as client:
             client.hdel(keys.workers(), name)
         log = open(self.log_dir / f"{name}.log", "ab")  # noqa: SIM115 (closed with the process)
         process = subprocess.Popen(
@@ -46,14 +54,12 @@ class WorkerPool:
         return process
 
     def ensure(self, *names: str) -> None:
-        import redis
-
         for name in names:
             process = self.processes.get(name)
             if process is None or process.poll() is not None:
                 self.start(name)
         deadline = time.monotonic() + 60
-        with redis.Redis.from_url(self.redis_url) as client:
+        with self._store() as client:
             while not all(client.hexists(keys.workers(), name) for name in names):
                 for name in names:
                     if self.processes[name].poll() is not None:

@@ -32,6 +32,11 @@ def test_a_sentinel_url_without_a_master_name_is_refused_naming_the_setting():
         kombu_broker("sentinel://h1:26379/0", {})
 
 
+def test_a_cluster_url_is_refused_as_the_broker_naming_the_setting():
+    with pytest.raises(UsageError, match="cannot be the Redis Cluster 'redis\\+cluster://h1:7000' .* set AGENTQ_BROKER_URL"):
+        kombu_broker("redis+cluster://h1:7000", {})
+
+
 @pytest.fixture
 def sentinel_url(tmp_path):
     """A master watched by one sentinel (quorum 1), as a store-syntax Sentinel URL; and the master's port."""
