@@ -6,8 +6,7 @@ from __future__ import annotations
 import asyncio
 import time
 
-from redis.exceptions import ConnectionError as RedisConnectionError
-
+from runtime.redis_store.availability import is_store_unavailable
 from tests.worker.chaos_apps import APPS
 from tests.worker.conftest import WorkerPool
 from worker.record import FINAL
@@ -33,7 +32,7 @@ class ChaosPool(WorkerPool):
 
 
 async def settle_all(client, invocation_ids: list[str], timeout: float = 90.0) -> dict[str, str]:
-    """Each invocation's final status, polling through dropped connections and a Redis restart."""
+    """Each invocation's final status, polling through dropped connections, a Redis restart or a failover."""
     statuses: dict[str, str] = {}
     deadline = time.monotonic() + timeout
     while len(statuses) < len(invocation_ids):
@@ -43,7 +42,9 @@ async def settle_all(client, invocation_ids: list[str], timeout: float = 90.0) -
                 continue
             try:
                 record = await client.get(invocation_id)
-            except RedisConnectionError:
+            except Exception as exc:
+                if not is_store_unavailable(exc):
+                    raise
                 break
             if record.status in FINAL:
                 statuses[invocation_id] = record.status
