@@ -228,8 +228,10 @@ class Runner:
         try:
             await self.span_store.save(app_name=self.app_name, user_id=ctx.user_id, session_id=ctx.session.id,
                                        spans=ctx.run.spans.finished())
-        except Exception:
-            log.warning("invocation %s: could not save its trace spans", ctx.invocation_id, exc_info=True)
+        except Exception as exc:  # one line: while the store is away every settling run says so
+            log.warning("invocation %s: could not save its trace spans (%s: %s)", ctx.invocation_id,
+                        type(exc).__name__, exc)
+            log.debug("invocation %s: trace spans not saved", ctx.invocation_id, exc_info=True)
 
     async def _run(self, ctx: InvocationContext, agent: BaseAgent) -> AsyncGenerator[Event, None]:
         """Run ``agent``: commit each non-partial event, then yield it (through the plugins when there are)."""

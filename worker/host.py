@@ -12,7 +12,7 @@ import socket
 import sys
 import threading
 
-from runtime.redis_store.availability import is_store_unavailable
+from runtime.redis_store.availability import Backoff, is_store_unavailable
 
 from . import lease
 from . import workers_alive as alive
@@ -64,6 +64,7 @@ class WorkerHost:
         self._gate = threading.BoundedSemaphore(self.config.max_in_flight)
         if not wait_for_claim:
             self.executor.on_release = self._gate.release
+        self._reachability = Reachability(f"worker {self.config.worker_name}")
         beat = alive.beater(self.store, self.config.worker_name)  # liveness for the API's "no worker" banner
         self._background = [self.loop.submit(self._every(self.heartbeat_s, self._heartbeat)),
                             self.loop.submit(self._every(self.reap_s, self._reap)),
@@ -145,7 +146,8 @@ class WorkerHost:
         return outcome
 
     async def _every(self, period: float, step) -> None:
-        reach = Reachability(f"worker {self.config.worker_name} {step.__name__.strip('_')}")
+        name = step.__name__.strip("_")
+        backoff = Backoff(base_s=0.1, cap_s=period)  # while Redis is away: from 0.1 s, doubling up to the period
         delay = period
         while True:
             await asyncio.sleep(delay * random.uniform(0.8, 1.0))
@@ -153,11 +155,13 @@ class WorkerHost:
                 await step()
             except Exception as exc:  # a Redis hiccup must not stop heartbeats for good
                 if not is_store_unavailable(exc):
-                    log.exception("background step %s failed", step.__name__)
+                    log.exception("background step %s failed", name)
                     continue
-                delay = min(period, reach.failed(exc))  # one line while Redis is away, then retry sooner
+                self._reachability.failed(name, exc)  # one line per process while Redis is away
+                delay = backoff.next_delay()
                 continue
-            reach.succeeded()
+            self._reachability.succeeded(name)
+            backoff.reset()
             delay = period
 
     async def _heartbeat(self) -> None:

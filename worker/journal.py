@@ -21,6 +21,7 @@ from runtime.errors import FencedOutError
 from runtime.redis_store import keys
 from runtime.redis_store.lua import LuaScript
 from runtime.redis_store.mux import queue_command
+from runtime.redis_store.replication import wait_for_replicas
 from runtime.tools.tool_journal import BaseToolJournal, ToolCallRecord
 
 log = logging.getLogger("agentq.worker")
@@ -48,10 +49,14 @@ class RedisToolJournal(BaseToolJournal):
                 keys.invocation(where.app, where.user, invocation_id))
 
     async def begin(self, invocation_id: str, function_call_id: str, tool_name: str) -> ToolCallRecord | None:
-        reply = await _BEGIN(self._clients.mux(), await self._keys(invocation_id), [function_call_id])
+        mux = self._clients.mux()
+        reply = await _BEGIN(mux, await self._keys(invocation_id), [function_call_id])
         if reply[0] == "over":
             raise FencedOutError(f"invocation {invocation_id!r} is over (cancelled, or its session deleted); "
                                  f"call {function_call_id!r} of {tool_name!r} is not started")
+        # With AGENTQ_REDIS_MIN_REPLICAS the 'started' mark must be on a replica before the tool acts: a failover
+        # that lost it would let the resumed run start the call afresh, and a side effect happen twice.
+        await wait_for_replicas(mux, f"call {function_call_id!r} of {tool_name!r} started")
         return _decode(reply[1] if len(reply) > 1 else None)
 
     async def complete(self, invocation_id: str, function_call_id: str, response: dict[str, Any]) -> None:

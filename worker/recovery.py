@@ -7,8 +7,8 @@ must add is what to do with the work a lost command interrupted:
   (``worker.attempts``);
 - a settle is retried: if the lost attempt went through, the retry finds the lease gone and the record already
   settled, and then sends the next head's run job that the lost reply would have named;
-- the background steps (heartbeats, reaper) log one line when Redis goes away and one when it is back, and back
-  off in between (``Reachability``).
+- the background steps (heartbeats, reaper) back off while Redis is away; the process logs one line when it goes
+  away and one when it is back (``Reachability``).
 """
 
 from __future__ import annotations
@@ -89,26 +89,26 @@ async def _dispatch_head(store: InvocationStore, claim: Claim) -> str:
 
 
 class Reachability:
-    """Logs when Redis stops answering a process's background steps and when it answers again; the delay to
-    wait before the next step while it is away."""
+    """Logs one line when Redis stops answering a process's background steps and one when every step that
+    failed got through again, however many steps share it (a worker has several: heartbeats, reaper, ...)."""
 
     def __init__(self, what: str):
         self.what = what
-        self.backoff = Backoff(base_s=0.1, cap_s=5.0)
-        self._since: float | None = None
+        self._failing: set[str] = set()
+        self._since = 0.0
 
-    def failed(self, exc: BaseException) -> float:
-        """Note a failed step; the seconds to wait before trying again."""
-        delay = self.backoff.next_delay()
-        if self._since is None:
+    def failed(self, step: str, exc: BaseException) -> None:
+        """Note a failed step (the first failure while all was well is logged)."""
+        if not self._failing:
             self._since = time.monotonic()
             log.warning("%s: Redis unreachable (%s: %s); reconnecting with backoff", self.what,
                         type(exc).__name__, exc)
-        return delay
+        self._failing.add(step)
 
-    def succeeded(self) -> None:
-        """Note a step that went through."""
-        if self._since is not None:
+    def succeeded(self, step: str) -> None:
+        """Note a step that went through. A step that had not failed says nothing (it may not touch Redis)."""
+        if step not in self._failing:
+            return
+        self._failing.discard(step)
+        if not self._failing:
             log.warning("%s: Redis reachable again after %.1fs", self.what, time.monotonic() - self._since)
-            self._since = None
-            self.backoff.reset()

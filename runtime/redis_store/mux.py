@@ -61,7 +61,15 @@ class _Protocol(asyncio.Protocol):
         """Queue ``command`` (its reply settles ``future``); written with the others queued this loop iteration.
 
         One write per iteration instead of one per command: hundreds of invocations committing at once share
-        a syscall. A lone command still goes out on the next iteration, with no timer in between."""
+        a syscall. A lone command still goes out on the next iteration, with no timer in between.
+
+        On a connection already lost the command fails at once: it would never be written, and ``_fail`` has
+        run already, so nothing else would ever settle its future. (Callers that waited for a reconnect resume
+        a loop iteration or two after it completed; a ``CLIENT KILL`` or a failover can drop the new
+        connection in between, and such a command used to hang its invocation for good.)"""
+        if self.closed:
+            future.set_exception(RedisConnectionError("connection to Redis lost before the command was sent"))
+            return
         self.pending.append(future)
         if not self._outgoing:
             future.get_loop().call_soon(self._flush, context=self._flush_context)

@@ -6,12 +6,13 @@ import asyncio
 
 import pytest
 import redis.asyncio as aioredis
+from redis.asyncio.connection import parse_url
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import NoScriptError, ResponseError
 
 from runtime.events import Event
 from runtime.redis_store.launcher import EmbeddedRedis
-from runtime.redis_store.mux import MuxConnection
+from runtime.redis_store.mux import MuxConnection, _Protocol, pack
 from runtime.sessions import RedisSessionService
 
 
@@ -95,3 +96,21 @@ async def test_commands_in_flight_fail_when_the_server_goes_away_and_the_next_on
     finally:
         await mux.aclose()
         server.stop()
+
+
+async def test_a_command_queued_on_a_connection_already_lost_fails_at_once_instead_of_waiting_forever(redis_url):
+    # The race a CLIENT KILL storm hit: the callers waiting for a reconnect resume a loop iteration or two after
+    # it completed, and the new connection can be dropped in between. Their commands used to be queued on it,
+    # never written and never failed, leaving an invocation 'running' for good.
+    params = parse_url(redis_url)
+    loop = asyncio.get_running_loop()
+    _, protocol = await loop.create_connection(_Protocol, params["host"], params["port"])
+    protocol.transport.close()
+    while not protocol.closed:  # connection_lost runs on a later loop iteration
+        await asyncio.sleep(0)
+    reply = loop.create_future()
+    protocol.send(pack(("PING",)), reply)
+
+    assert reply.done()
+    with pytest.raises(RedisConnectionError, match="lost before the command was sent"):
+        reply.result()

@@ -2,7 +2,8 @@
 
 ``poison``: its (idempotent, so re-run on resume) tool kills the worker process running it (``os._exit`` on the first run, SIGKILL after), the way
 a segfault or the OOM killer would. ``steps``: a few tool calls with a little model latency, so a batch keeps
-commits, claims and settles in flight the whole time.
+commits, claims and settles in flight the whole time. ``logged_steps``: the same, with a (not idempotent) tool
+that notes every run of itself in a file, to count tool runs across a Redis failover.
 """
 
 from __future__ import annotations
@@ -70,4 +71,27 @@ def _steps_turn(request: LlmRequest):
 steps_app = App(name="steps", root_agent=LlmAgent(
     name="stepper", model=ScriptedLlm(responder=_steps_turn, latency=0.2), tools=[FunctionTool(step)]))
 
-APPS = "tests.worker.chaos_apps:poison_app,tests.worker.chaos_apps:steps_app"
+TOOL_RUNS_ENV = "AGENTQ_TEST_TOOL_RUNS"
+"""A file each run of ``logged_step`` appends a line to (outside Redis, so a failover cannot lose it)."""
+
+
+def logged_step(n: int, tool_context: ToolContext) -> dict:
+    """Do step n, noting the run as ``<invocation id> <function call id>`` in the tool-runs file."""
+    line = f"{tool_context.invocation_id} {tool_context.function_call_id}\n"
+    with open(os.environ[TOOL_RUNS_ENV], "a") as runs:  # one short O_APPEND write: whole lines across processes
+        runs.write(line)
+    return {"done": n}
+
+
+def _logged_steps_turn(request: LlmRequest):
+    done = len(_responses(request))
+    if done < STEPS:
+        return types.FunctionCall(name="logged_step", args={"n": done + 1})
+    return f"all {STEPS} steps done"
+
+
+logged_steps_app = App(name="logged_steps", root_agent=LlmAgent(
+    name="logger", model=ScriptedLlm(responder=_logged_steps_turn, latency=0.2), tools=[FunctionTool(logged_step)]))
+
+APPS = ("tests.worker.chaos_apps:poison_app,tests.worker.chaos_apps:steps_app,"
+        "tests.worker.chaos_apps:logged_steps_app")

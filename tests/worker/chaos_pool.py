@@ -4,12 +4,16 @@ workers, drop connections and restart Redis: nothing another test uses)."""
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 import time
+from pathlib import Path
 
-from redis.exceptions import ConnectionError as RedisConnectionError
+import httpx
 
+from runtime.redis_store.availability import is_store_unavailable
 from tests.worker.chaos_apps import APPS
-from tests.worker.conftest import WorkerPool
+from tests.worker.conftest import ROOT, WorkerPool
 from worker.record import FINAL
 
 
@@ -32,8 +36,39 @@ class ChaosPool(WorkerPool):
         return "".join(path.read_text(errors="replace") for path in sorted(self.log_dir.glob("*.log")))
 
 
+def start_api(pool: ChaosPool, port: int, log_path: Path) -> subprocess.Popen:
+    """An ``agentq api`` process serving the chaos apps on ``port``, with the pool's environment (same Redis);
+    returns once its /health answers 200."""
+    api = subprocess.Popen(
+        [sys.executable, "-m", "agentq.cli", "api", "--port", str(port), *[a for spec in APPS.split(",")
+                                                                              for a in ("--app", spec)]],
+        cwd=ROOT, env=pool.env(), stdout=open(log_path, "ab"), stderr=subprocess.STDOUT)  # noqa: SIM115
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        assert api.poll() is None, f"the API exited: {log_path.read_text()}"
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
+                return api
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.1)
+    api.kill()
+    api.wait()
+    raise AssertionError("the API did not get ready")
+
+
+def stop_api(api: subprocess.Popen) -> None:
+    """Stop an API process started by ``start_api``."""
+    api.terminate()
+    try:
+        api.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        api.kill()
+        api.wait()
+
+
 async def settle_all(client, invocation_ids: list[str], timeout: float = 90.0) -> dict[str, str]:
-    """Each invocation's final status, polling through dropped connections and a Redis restart."""
+    """Each invocation's final status, polling through dropped connections, a Redis restart or a failover."""
     statuses: dict[str, str] = {}
     deadline = time.monotonic() + timeout
     while len(statuses) < len(invocation_ids):
@@ -43,7 +78,9 @@ async def settle_all(client, invocation_ids: list[str], timeout: float = 90.0) -
                 continue
             try:
                 record = await client.get(invocation_id)
-            except RedisConnectionError:
+            except Exception as exc:
+                if not is_store_unavailable(exc):
+                    raise
                 break
             if record.status in FINAL:
                 statuses[invocation_id] = record.status

@@ -37,13 +37,14 @@ class WorkerPool:
         return {**os.environ, "AGENTQ_REDIS_URL": self.redis_url, "AGENTQ_APPS": APPS, "PYTHONPATH": str(ROOT),
                 **broker}
 
-    def _store(self):
+    def admin(self):
+        """A plain (sync) redis-py client on the store, a Sentinel URL's current master included."""
         from runtime.redis_store.redis_url import redis_client_from_url
 
         return redis_client_from_url(self.redis_url, asyncio=False)
 
     def start(self, name: str) -> subprocess.Popen:
-        with self._store() as client:
+        with self.admin() as client:
             client.hdel(keys.workers(), name)
         log = open(self.log_dir / f"{name}.log", "ab")  # noqa: SIM115 (closed with the process)
         process = subprocess.Popen(
@@ -59,7 +60,7 @@ class WorkerPool:
             if process is None or process.poll() is not None:
                 self.start(name)
         deadline = time.monotonic() + 60
-        with self._store() as client:
+        with self.admin() as client:
             while not all(client.hexists(keys.workers(), name) for name in names):
                 for name in names:
                     if self.processes[name].poll() is not None:

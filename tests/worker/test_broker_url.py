@@ -23,7 +23,9 @@ def test_the_broker_defaults_to_the_store_and_agentq_broker_url_overrides_it():
 
 def test_a_sentinel_url_becomes_kombus_sentinel_transport_with_the_master_name():
     assert kombu_broker("sentinel://:s3cret@h1:26379;sentinel://h2:26380/2?master=mymaster", {}) == (
-        "sentinel://:s3cret@h1:26379/2;sentinel://:s3cret@h2:26380/2", {"master_name": "mymaster"})
+        "sentinel://:s3cret@h1:26379/2;sentinel://:s3cret@h2:26380/2",
+        {"master_name": "mymaster", "sentinel_kwargs": {"socket_timeout": 1.0}, "socket_timeout": 5.0,
+         "socket_connect_timeout": 5.0})
     assert kombu_broker("redis://h:6379/1", {}) == ("redis://h:6379/1", {})
 
 

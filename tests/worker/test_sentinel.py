@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import subprocess
 import time
 
 import pytest
@@ -14,58 +13,17 @@ import redis
 
 from runtime.errors import UsageError
 from runtime.redis_store.availability import is_store_unavailable
-from runtime.redis_store.launcher import find_redis_server, free_port
 from runtime.redis_store.redis_url import SentinelUrl, parse_store_url
 from runtime.redis_store.replication import NotReplicatedError, min_replicas
+from tests.worker.sentinel_group import sentinel_group as start_sentinel_group
 from worker.client import AgentqClient
-
-
-def _server(tmp_path, name: str, *args: str) -> subprocess.Popen:
-    folder = tmp_path / name
-    folder.mkdir()
-    return subprocess.Popen([find_redis_server(), *args, "--dir", str(folder), "--logfile", str(folder / "log")],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-
-
-def _until(condition, timeout: float = 30.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            if value := condition():
-                return value
-        except redis.RedisError:
-            pass
-        time.sleep(0.05)
-    raise AssertionError("timed out")
 
 
 @pytest.fixture
 def sentinel_group(tmp_path):
     """(sentinel URL, master port, the two replicas' ports, master process)."""
-    master_port = free_port()
-    common = ["--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
-    master = _server(tmp_path, "master", "--port", str(master_port), *common)
-    # two replicas: after the failover the new master still has one to WAIT for
-    replica_ports = [free_port(), free_port()]
-    processes = [master] + [_server(tmp_path, f"replica{port}", "--port", str(port), *common, "--replicaof",
-                                    "127.0.0.1", str(master_port)) for port in replica_ports]
-    sentinel_ports = [free_port() for _ in range(3)]
-    for n, port in enumerate(sentinel_ports):
-        conf = tmp_path / f"sentinel{n}.conf"
-        conf.write_text(f"port {port}\nbind 127.0.0.1\nsentinel monitor mymaster 127.0.0.1 {master_port} 2\n"
-                        "sentinel down-after-milliseconds mymaster 500\nsentinel failover-timeout mymaster 3000\n")
-        processes.append(_server(tmp_path, f"s{n}", str(conf), "--sentinel"))
-    try:
-        for port in replica_ports:
-            _until(lambda port=port: redis.Redis(port=port).info("replication")["master_link_status"] == "up")
-        for port in sentinel_ports:
-            _until(lambda port=port: redis.Redis(port=port).execute_command("SENTINEL", "REPLICAS", "mymaster"))
-        url = ";".join(f"sentinel://127.0.0.1:{port}" for port in sentinel_ports) + "/0?master=mymaster"
-        yield url, master_port, replica_ports, master
-    finally:
-        for process in processes:
-            process.kill()
-            process.wait()
+    with start_sentinel_group(tmp_path) as group:
+        yield group.url, group.master_port, group.replica_ports, group.master
 
 
 async def _retrying(call, timeout: float = 30.0):
@@ -124,3 +82,29 @@ def test_sentinel_urls_are_parsed_and_mistakes_are_named():
         parse_store_url("sentinel://h1:26379;redis://h2:6379?master=m", {})
     with pytest.raises(UsageError, match="database 'x' is not a number"):
         parse_store_url("sentinel://h1:26379/x?master=m", {})
+
+
+async def test_a_tool_call_is_not_started_until_a_replica_has_its_started_mark(sentinel_group, one_replica_required):
+    # A 'started' mark a failover loses would let the resumed run start the call afresh: its side effect twice.
+    from worker.journal import RedisToolJournal
+    from worker.store import InvocationStore
+
+    url, _, replica_ports, _ = sentinel_group
+    store = InvocationStore(url)
+    journal = RedisToolJournal(store)
+    async with AgentqClient(url) as client:
+        session = await client.create_session("steps", "u1")
+        invocation_id = await client.enqueue("steps", "u1", session.id, "go")
+    pids = [redis.Redis(port=port).info("server")["process_id"] for port in replica_ports]
+    try:
+        for pid in pids:
+            os.kill(pid, signal.SIGSTOP)
+        try:
+            with pytest.raises(NotReplicatedError, match="call 'c-1' of 'step' started: 0 of 1 replicas"):
+                await journal.begin(invocation_id, "c-1", "step")
+        finally:
+            for pid in pids:
+                os.kill(pid, signal.SIGCONT)
+        assert await journal.begin(invocation_id, "c-2", "step") is None  # replicated: started, nothing before
+    finally:
+        await store.aclose()
