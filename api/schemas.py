@@ -198,6 +198,8 @@ class InvocationOut(WireModel):
     created_at: float | None = None
     updated_at: float | None = None
     finished_at: float | None = None
+    notice: str | None = None
+    """Set on ``GET /invocations/{id}`` when a queued invocation has no alive worker to run it (says so)."""
 
     @classmethod
     def from_record(cls, record: Any) -> InvocationOut:

@@ -20,6 +20,7 @@ from ..schemas import (
     InvocationOut,
 )
 from ..settings import ApiSettings
+from ..worker_presence import log_if_unserved, waiting_notice
 
 router = APIRouter(tags=["invocations"])
 
@@ -84,6 +85,7 @@ async def enqueue(
         webhook=body.webhook,
     )
     metrics.enqueued.inc()
+    await log_if_unserved(services.redis, scope.app_name, invocation_id)
     return EnqueueResponse(
         invocation_id=invocation_id,
         events_url=f"/invocations/{invocation_id}/events",
@@ -98,8 +100,12 @@ async def get_invocation(
     settings: ApiSettings = Depends(get_settings),
     services: Services = Depends(get_services),
 ) -> InvocationOut:
-    """Where the invocation stands: status, pending long-running calls (id, name, args), error."""
-    return InvocationOut.from_record(await visible_record(services, settings, caller, invocation_id))
+    """Where the invocation stands: status, pending long-running calls (id, name, args), error; ``notice``
+    when it is queued and no alive worker serves its app."""
+    record = await visible_record(services, settings, caller, invocation_id)
+    view = InvocationOut.from_record(record)
+    view.notice = await waiting_notice(services.redis, record.app_name, record.status)
+    return view
 
 
 @router.post("/invocations/{invocation_id}/function-responses", status_code=202)

@@ -6,20 +6,29 @@ from fastapi import APIRouter, Request, Response
 from fastapi.responses import JSONResponse
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
+from worker.workers_alive import alive_workers
+
 router = APIRouter(tags=["ops"])
 
 
 @router.get("/health")
 async def health(request: Request):
-    """200 ``{"status": "ok"}`` when Redis answers (or none is used); 503 otherwise."""
+    """200 ``{"status": "ok", "redis": "ok", "workers": N}`` when Redis answers (or none is used); 503 otherwise.
+
+    ``workers`` counts the workers alive (heartbeats); with none, ``warning`` says that invocations only queue.
+    The status stays ``ok``: the API itself serves, and a load balancer must not take it out for that."""
     redis = request.app.state.services.redis
     if redis is None:
         return {"status": "ok", "redis": "not used"}
     try:
         await redis.ping()
+        workers = len(await alive_workers(redis))
     except Exception as exc:
         return JSONResponse({"status": "unavailable", "redis": str(exc) or type(exc).__name__}, status_code=503)
-    return {"status": "ok", "redis": "ok"}
+    body = {"status": "ok", "redis": "ok", "workers": workers}
+    if workers == 0:
+        body["warning"] = "no worker is alive: invocations wait 'queued' until one starts (agentq worker)"
+    return body
 
 
 @router.get("/metrics")

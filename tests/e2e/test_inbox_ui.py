@@ -253,7 +253,7 @@ def test_the_page_says_plainly_when_no_worker_is_alive_and_work_only_queues(idle
     banner = approver.find("//div[@id='banner']")
     assert banner.text.startswith("No worker is alive")
     with httpx.Client(base_url=idle_stack.base_url, timeout=10) as http:
-        assert http.get("/health").json()["status"] == "ok"  # /health alone would not tell
+        assert http.get("/health").json()["workers"] == 0  # /health says it too
         _enqueue(http, "weather", "ann", "What is the weather in Paris?")
     approver.find("//div[@id='ops']//span[contains(@class, 'status-queued')][normalize-space()='1 queued']", 15)
     approver.find("//div[@id='ops']//span[normalize-space()='1 in queue']")
