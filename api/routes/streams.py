@@ -18,6 +18,7 @@ from ..event_stream import EventStreamResponse
 from ..metrics import Metrics, get_metrics
 from ..settings import ApiSettings
 from ..sse import InvalidLastEventIdError, check_entry_id, entry_before, entry_frame, entry_key, frame
+from ..worker_presence import waiting_notice
 from .invocations import queue_of, visible_record
 from .sessions import load_session
 
@@ -97,7 +98,19 @@ async def invocation_events(
         # record a second time.
         resume_from = entry_before(record.first_entry)
     entries = queue_of(services).events(invocation_id, after=resume_from)
-    return sse_response(entry_frames(entries, metrics), settings)
+    frames = entry_frames(entries, metrics)
+    notice = await waiting_notice(services.redis, record.app_name, record.status)
+    if notice is not None:
+        frames = _after_notice(invocation_id, notice, frames)
+    return sse_response(frames, settings)
+
+
+async def _after_notice(invocation_id: str, notice: str, frames: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
+    """An ``event: notice`` frame (no ``id:``: it is not a stream entry, so resuming never skips or repeats
+    anything because of it), then ``frames``."""
+    yield frame(json.dumps({"invocationId": invocation_id, "notice": notice}), event="notice")
+    async for item in frames:
+        yield item
 
 
 @router.get("/apps/{app_name}/users/{user_id}/sessions/{session_id}/events")
