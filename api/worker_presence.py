@@ -20,12 +20,18 @@ def no_worker_notice(app_name: str) -> str:
 
 
 async def workers_serving(redis: Any, app_name: str) -> int | None:
-    """How many alive workers announced ``app_name`` (None without Redis: nothing to ask)."""
+    """How many alive workers announced ``app_name``; None when that cannot be told (no Redis, or it failed to
+    answer just now: a notice is advice, and must never turn an accepted enqueue into an error)."""
     if redis is None:
         return None
     from worker.workers_alive import alive_workers
 
-    return sum(app_name in worker.apps for worker in await alive_workers(redis))
+    try:
+        workers = await alive_workers(redis)
+    except Exception as exc:
+        log.debug("workers alive not read: %r", exc)
+        return None
+    return sum(app_name in worker.apps for worker in workers)
 
 
 async def waiting_notice(redis: Any, app_name: str, status: str) -> str | None:

@@ -61,15 +61,20 @@ def step(n: int) -> dict:
     return {"done": n}
 
 
-def _steps_turn(request: LlmRequest):
-    done = len(_responses(request))
-    if done < STEPS:
-        return types.FunctionCall(name="step", args={"n": done + 1})
-    return f"all {STEPS} steps done"
+def _stepper(tool_name: str):
+    """A model turn that calls ``tool_name`` with n = 1 .. STEPS, one call a turn, then says it is done."""
+
+    def turn(request: LlmRequest):
+        done = len(_responses(request))
+        if done < STEPS:
+            return types.FunctionCall(name=tool_name, args={"n": done + 1})
+        return f"all {STEPS} steps done"
+
+    return turn
 
 
 steps_app = App(name="steps", root_agent=LlmAgent(
-    name="stepper", model=ScriptedLlm(responder=_steps_turn, latency=0.2), tools=[FunctionTool(step)]))
+    name="stepper", model=ScriptedLlm(responder=_stepper("step"), latency=0.2), tools=[FunctionTool(step)]))
 
 TOOL_RUNS_ENV = "AGENTQ_TEST_TOOL_RUNS"
 """A file each run of ``logged_step`` appends a line to (outside Redis, so a failover cannot lose it)."""
@@ -83,15 +88,8 @@ def logged_step(n: int, tool_context: ToolContext) -> dict:
     return {"done": n}
 
 
-def _logged_steps_turn(request: LlmRequest):
-    done = len(_responses(request))
-    if done < STEPS:
-        return types.FunctionCall(name="logged_step", args={"n": done + 1})
-    return f"all {STEPS} steps done"
-
-
 logged_steps_app = App(name="logged_steps", root_agent=LlmAgent(
-    name="logger", model=ScriptedLlm(responder=_logged_steps_turn, latency=0.2), tools=[FunctionTool(logged_step)]))
+    name="logger", model=ScriptedLlm(responder=_stepper("logged_step"), latency=0.2), tools=[FunctionTool(logged_step)]))
 
 APPS = ("tests.worker.chaos_apps:poison_app,tests.worker.chaos_apps:steps_app,"
         "tests.worker.chaos_apps:logged_steps_app")
