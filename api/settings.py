@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -77,12 +76,6 @@ def _parse_json(text: str, where: str) -> dict:
     if not isinstance(value, dict):
         raise UsageError(f"{where} must be a JSON object of key -> {{users, apps}}")
     return value
-
-
-def keys_from_env(environ: dict[str, str] | None = None) -> dict[str, KeyGrant]:
-    """Keys configured through ``AGENTQ_API_KEYS`` / ``AGENTQ_API_KEYS_FILE``."""
-    env = os.environ if environ is None else environ
-    return load_keys(keys_json=env.get("AGENTQ_API_KEYS"), keys_file=env.get("AGENTQ_API_KEYS_FILE"))
 
 
 def parse_cors_origins(value: str) -> list[str]:

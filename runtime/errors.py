@@ -153,9 +153,5 @@ class RetryableModelError(RetryableError):
         self.code = code
 
 
-class LeaseUnavailableError(RetryableError):
-    """Raised when a session's lease is held by another invocation."""
-
-
 class SessionExistsError(ConflictError):
     """Raised when creating a session whose id is already taken."""

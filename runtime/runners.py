@@ -17,7 +17,7 @@ from google.genai import types
 
 from ._sync import iterate_in_thread
 from .agents.base_agent import BaseAgent
-from .agents.invocation_context import InvocationContext, InvocationRun, new_invocation_id
+from .agents.invocation_context import InvocationContext, InvocationRun
 from .agents.llm_agent import LlmAgent
 from .agents.run_config import RunConfig
 from .apps.compaction import compact_after_invocation
@@ -32,6 +32,7 @@ from .errors import (
 )
 from .events import Event, EventActions
 from .flows import confirmation
+from .ids import new_invocation_id
 from .plugins import BasePlugin, PluginManager
 from .plugins.run_hooks import run_with_plugins
 from .routing import (

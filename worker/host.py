@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
 import logging
 import os
 import random
 import socket
-import sys
 import threading
 
 from runtime.redis_store.availability import Backoff, is_store_unavailable
@@ -19,6 +17,7 @@ from . import workers_alive as alive
 from .apps import load_apps, parse_specs
 from .executor import Executor, ExecutorConfig
 from .loop import LoopThread
+from .process_tuning import tune_worker_process
 from .reaper import reap_once
 from .recovery import Reachability
 from .store import InvocationStore, Where
@@ -29,12 +28,9 @@ log = logging.getLogger("agentq.worker")
 
 HEARTBEAT_S = 1.0
 DRAIN_S = 10.0
-SWITCH_INTERVAL_S = float(os.environ.get("AGENTQ_SWITCH_INTERVAL", "0.0005"))
 REAP_S = 1.0
 IDLE_HANDOFF_WAIT_S = 0.004
 """Longest a Celery thread waits, on an idle process, for a handed-over run's first agent event (see run_job)."""
-GC_THRESHOLDS = (50_000, 50, 1000)
-"""Collector thresholds for worker processes (CPython's default is 700, 10, 10)."""
 
 _current: WorkerHost | None = None
 
@@ -53,9 +49,6 @@ class WorkerHost:
         self.store = InvocationStore(redis_url, celery_app=celery_app, retention=retention, webhooks=webhooks)
         self.webhooks = WebhookDeliverer(self.store, self.store.webhooks)
         self.store.session_service.keep_histories(self.config.history_cache_bytes)
-        # Celery's threads and the loop thread hand work to each other many times per invocation; with the
-        # default 5 ms GIL switch interval each handoff can wait milliseconds behind a busy thread.
-        sys.setswitchinterval(SWITCH_INTERVAL_S)
         self.loop = LoopThread()
         self.executor: Executor = self.loop.run(self._build())
         self.wait_for_claim = wait_for_claim
@@ -72,7 +65,6 @@ class WorkerHost:
         if not self.store.clients.is_cluster:  # a store on a Cluster refuses webhooks (worker.store): none to send
             self._background.append(
                 self.loop.submit(self._every(self.store.webhooks.poll_s, self.webhooks.deliver_due)))
-        tune_gc()
         log.info("worker %s serving apps %s", self.config.worker_name, sorted(apps))
 
     async def _build(self) -> Executor:
@@ -199,16 +191,6 @@ class WorkerHost:
         self.loop.stop()
 
 
-def tune_gc() -> None:
-    """Collect garbage less often: a worker allocates a few thousand short-lived objects per event, so with
-    CPython's default thresholds the collector ran many times per invocation and re-scanned every live session
-    and pydantic object each time (about a quarter of the worker's CPU in bench/worker_bench.py). Objects that
-    exist once the worker is up (modules, apps, runners) are frozen out of the scans for good."""
-    gc.collect()
-    gc.freeze()
-    gc.set_threshold(*GC_THRESHOLDS)
-
-
 def _log_failure(task: asyncio.Task) -> None:
     if not task.cancelled() and task.exception() is not None:
         log.error("run job failed before its claim (the dispatch watchdog will send it again)",
@@ -230,4 +212,5 @@ def current() -> WorkerHost:
         settings = Settings.from_env()
         _current = WorkerHost(settings.redis_url, load_apps(parse_specs(settings.apps)),
                               retention=settings.retention, webhooks=WebhookSettings.from_env())
+        tune_worker_process()
     return _current

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-import uuid
 from typing import Any, Literal
 
 from google.genai import types
@@ -21,11 +20,6 @@ SETTLED: frozenset[str] = frozenset({"parked", "completed", "failed", "cancelled
 
 FINAL: frozenset[str] = frozenset({"completed", "failed", "cancelled"})
 """Statuses an invocation never leaves."""
-
-
-def new_invocation_id() -> str:
-    """A fresh invocation id, ``e-<uuid>`` as in ADK."""
-    return "e-" + str(uuid.uuid4())
 
 
 class _Wire(BaseModel):

@@ -17,6 +17,7 @@ from runtime.errors import (
     SessionNotFoundError,
     UsageError,
 )
+from runtime.ids import new_invocation_id
 from runtime.redis_store import keys
 from runtime.redis_store.connection import LoopClients
 from runtime.redis_store.lua import LuaScript
@@ -29,7 +30,7 @@ from .broker import broker_url, kombu_broker
 from .codec import decode_record, dumps, encode_fields, encode_record
 from .dispatch import DISPATCH_GRACE_S, Dispatcher
 from .inputs import run_config_dict, to_content, to_function_response
-from .record import InvocationRecord, new_invocation_id
+from .record import InvocationRecord
 from .retention import RetentionPolicy
 from .shards import register, shard_of
 from .webhook_config import ENV_NAMES, WebhookSettings

@@ -17,6 +17,7 @@ from typing import Any
 from celery import signals
 
 from . import host as worker_host
+from .process_tuning import tune_worker_process
 
 log = logging.getLogger("agentq.worker")
 
@@ -32,6 +33,7 @@ def attach(app: Any, build_host: Callable[[str], worker_host.WorkerHost]) -> Non
         if sender.app is app:
             built.append(build_host(sender.hostname))
             worker_host.install(built[0])
+            tune_worker_process()
 
     @signals.worker_ready.connect(weak=False)
     def _ready(sender, **_kwargs) -> None:

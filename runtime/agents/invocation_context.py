@@ -22,13 +22,6 @@ if TYPE_CHECKING:
     from .base_agent import BaseAgent
 
 
-def new_invocation_id() -> str:
-    """A fresh invocation id, ``e-<uuid>`` as ADK makes them."""
-    from ..flows._fast import uuid4_str
-
-    return f"e-{uuid4_str()}"
-
-
 @dataclass(kw_only=True, eq=False)
 class InvocationRun:
     """Bookkeeping shared by every context of one run: committed events, pending calls, budgets.

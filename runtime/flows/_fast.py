@@ -45,15 +45,6 @@ def replace(model: _M, update: dict[str, Any] | None = None) -> _M:
     return new
 
 
-def uuid4_str() -> str:
-    """A random UUID4 in its canonical text form, without the cost of ``uuid.UUID``."""
-    raw = bytearray(os.urandom(16))
-    raw[6] = (raw[6] & 0x0F) | 0x40
-    raw[8] = (raw[8] & 0x3F) | 0x80
-    h = raw.hex()
-    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
-
-
 def event(*, actions: EventActions | None = None, **fields: Any) -> Event:
     """A new Event with a fresh id, timestamp and (unless given) actions; ``fields`` must be well typed."""
     fields.setdefault("id", os.urandom(8).hex())

@@ -20,6 +20,7 @@ from google.genai import types
 from ..errors import CallNotPendingError, InvalidMessageError
 from ..events import Event, ToolConfirmation
 from ..events.tool_confirmation import REQUEST_CONFIRMATION_FUNCTION_CALL_NAME
+from ..ids import uuid4_str
 from . import _fast
 from .contents import CLIENT_CALL_ID_PREFIX
 
@@ -56,7 +57,7 @@ def request_event(ctx: InvocationContext, author: str, calls: list[types.Functio
         if call.id not in requests:
             continue
         request = types.FunctionCall(
-            id=f"{CLIENT_CALL_ID_PREFIX}{_fast.uuid4_str()}",
+            id=f"{CLIENT_CALL_ID_PREFIX}{uuid4_str()}",
             name=REQUEST_CONFIRMATION_FUNCTION_CALL_NAME,
             args={
                 "originalFunctionCall": call.model_dump(mode="json", exclude_none=True, by_alias=True),

@@ -13,6 +13,7 @@ from google.genai import types
 from ..agents import failures
 from ..agents.callbacks import first_answer
 from ..events import Event, EventActions, ToolConfirmation
+from ..ids import uuid4_str
 from ..tools.agent_tool import AgentTool
 from ..tools.tool_context import ToolContext
 from ..tools.tool_journal import NO_RESPONSE, in_doubt_error
@@ -32,7 +33,7 @@ def populate_call_ids(calls: list[types.FunctionCall]) -> None:
     """Give every call without an id a client-made one, so its response can be matched."""
     for call in calls:
         if not call.id:
-            call.id = f"{CLIENT_CALL_ID_PREFIX}{_fast.uuid4_str()}"
+            call.id = f"{CLIENT_CALL_ID_PREFIX}{uuid4_str()}"
 
 
 def long_running_ids(calls: list[types.FunctionCall], tools: dict[str, BaseTool]) -> set[str]:

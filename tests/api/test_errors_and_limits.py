@@ -61,7 +61,7 @@ def test_error_classes_map_to_their_status_codes():
         errors.PayloadTooLargeError("m"),
         errors.SessionNotFoundError("m"),
         errors.CallNotPendingError("m"),
-        errors.LeaseUnavailableError("m"),
+        errors.RetryableError("m"),
         errors.ModelError("m"),
         RunTimeoutError("m"),
         RuntimeError("m"),
