@@ -13,9 +13,10 @@ import time
 from collections import Counter
 from typing import Any
 
+from runtime.statuses import STATUSES
+
 SCAN_LIMIT = 5_000
 """Invocation records counted, at most (``sampled`` says when there were more)."""
-STATUSES = ("queued", "running", "parked", "completed", "failed", "cancelled")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

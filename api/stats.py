@@ -7,12 +7,12 @@ from collections import Counter
 from typing import Any
 
 from runtime.redis_store import keys
+from runtime.statuses import STATUSES
 from worker import webhook_outbox
 
 SCAN_LIMIT = 5_000
 """At most this many invocation records are counted per scrape, so a scrape stays cheap on a big deployment."""
 
-STATUSES = ("queued", "running", "parked", "completed", "failed", "cancelled")
 
 
 def redis_stats_provider(redis: Any, *, queue_name: str):

@@ -19,10 +19,11 @@ from typing import TYPE_CHECKING, Any
 from google.genai import types
 
 from runtime.events.tool_confirmation import REQUEST_CONFIRMATION_FUNCTION_CALL_NAME
+from runtime.statuses import InvocationStatus
 
 from . import follow as reading
 from .listing import Page
-from .record import InvocationRecord, InvocationStatus, only_confirmation
+from .record import InvocationRecord, only_confirmation
 from .retention import RetentionPolicy
 from .webhook_config import WebhookSettings
 

@@ -14,9 +14,10 @@ from collections.abc import AsyncIterator
 
 from runtime.errors import InvocationNotFoundError
 from runtime.redis_store import keys, streams
+from runtime.statuses import SETTLED
 
 from .codec import decode_record
-from .record import SETTLED, InvocationRecord
+from .record import InvocationRecord
 from .store import InvocationStore, pairs
 
 BLOCK_MS = 2_000

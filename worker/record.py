@@ -10,16 +10,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
 from runtime.events.tool_confirmation import REQUEST_CONFIRMATION_FUNCTION_CALL_NAME
+from runtime.statuses import SETTLED, InvocationStatus
 from runtime.tools.request_input_tool import REQUEST_INPUT_FUNCTION_CALL_NAME
-
-InvocationStatus = Literal["queued", "running", "parked", "completed", "failed", "cancelled"]
-"""queued -> running -> parked | completed | failed | cancelled; parked -> queued on resume."""
-
-SETTLED: frozenset[str] = frozenset({"parked", "completed", "failed", "cancelled"})
-"""Statuses at which an invocation's event stream ends (parked may later continue under the same id)."""
-
-FINAL: frozenset[str] = frozenset({"completed", "failed", "cancelled"})
-"""Statuses an invocation never leaves."""
 
 
 class _Wire(BaseModel):

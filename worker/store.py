@@ -365,7 +365,8 @@ class InvocationStore:
         await self.dispatcher.send(invocation_id, self.where_args(invocation_id))
 
 
-QUEUED = '{"status":"queued","detail":{}}'
+QUEUED = json.dumps({"status": "queued", "detail": {}}, separators=(",", ":"))
+"""The status entry of a new invocation (its data as streams carry it)."""
 
 
 def status_data(status: str, detail: dict | None = None) -> str:

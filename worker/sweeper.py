@@ -20,8 +20,7 @@ import logging
 import time
 
 from runtime.redis_store import keys
-
-from .record import FINAL
+from runtime.statuses import FINAL
 
 log = logging.getLogger("agentq.sweeper")
 BATCH = 1000

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 from fastapi import APIRouter, Body, Depends, Query
 
 from runtime.errors import InvocationNotFoundError, RetryableError
+from runtime.statuses import InvocationStatus
 
 from ..auth import Caller
 from ..deps import Services, UserScope, get_caller, get_services, get_settings, user_scope
@@ -24,7 +25,6 @@ from ..worker_presence import log_if_unserved, waiting_notice
 
 router = APIRouter(tags=["invocations"])
 
-Status = Literal["queued", "running", "parked", "completed", "failed", "cancelled"]
 
 
 class QueueUnavailableError(RetryableError):
@@ -141,7 +141,7 @@ async def cancel(
 
 @router.get("/apps/{app_name}/users/{user_id}/invocations")
 async def list_invocations(
-    status: Status | None = Query(default=None),
+    status: InvocationStatus | None = Query(default=None),
     session_id: str | None = Query(default=None, alias="sessionId", max_length=256),
     limit: int = Query(default=100, ge=1, le=1000, description="page size"),
     page_token: str | None = Query(default=None, alias="pageToken", max_length=2000),

@@ -9,7 +9,7 @@ from typing import Any
 from fastapi import APIRouter, Depends, Header, Query, Response
 
 from runtime.redis_store.streams import last_entry_id
-from worker.record import FINAL
+from runtime.statuses import FINAL
 
 from ..auth import Caller
 from ..deps import Services, UserScope, get_caller, get_services, get_settings, user_scope

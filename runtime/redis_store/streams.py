@@ -32,13 +32,13 @@ from pydantic import BaseModel
 
 from ..errors import UsageError
 from ..events import Event
+from ..statuses import SETTLED
 from . import keys
 from .codec import text
 from .scripts import PUBLISH_ENTRY
 
 DEFAULT_STREAM_MAXLEN = 10_000
 _ENTRY_ID = re.compile(r"\d{1,20}-\d{1,20}")
-SETTLED_STATUSES = frozenset({"parked", "completed", "failed", "cancelled"})
 
 
 class StreamEntry(BaseModel):
@@ -171,6 +171,6 @@ async def follow_stream(
         for entry in entries:
             yield entry
             if until_settled and invocation_id is not None and entry.kind == "status" and (
-                entry.data.get("status") in SETTLED_STATUSES
+                entry.data.get("status") in SETTLED
             ):
                 return

@@ -12,9 +12,9 @@ from pathlib import Path
 import httpx
 
 from runtime.redis_store.availability import is_store_unavailable
+from runtime.statuses import FINAL
 from tests.worker.chaos_apps import APPS
 from tests.worker.conftest import ROOT, WorkerPool
-from worker.record import FINAL
 
 
 class ChaosPool(WorkerPool):

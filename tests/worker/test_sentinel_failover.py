@@ -16,11 +16,11 @@ from runtime.redis_store.availability import is_store_unavailable
 from runtime.redis_store.launcher import free_port
 from runtime.redis_store.replication import min_replicas
 from runtime.redis_store.streams import StreamEntry
+from runtime.statuses import SETTLED
 from tests.worker.chaos_apps import STEPS, TOOL_RUNS_ENV
 from tests.worker.chaos_pool import ChaosPool, settle_all, start_api, stop_api
 from tests.worker.sentinel_group import sentinel_group, until
 from worker.client import AgentqClient
-from worker.record import SETTLED
 
 BATCH = 40
 APP = "logged_steps"
