@@ -1,7 +1,7 @@
 """``agentq status``: is anything running, and how is it doing: Redis, workers alive, queue depth, counts.
 
 The figures of ``GET /ops/summary`` (workers by heartbeat, ``worker.workers_alive``; the run queue's length;
-invocations by status over at most ``SCAN_LIMIT`` records, parked exactly), for the whole deployment.
+invocations by status over at most ``worker.status_counts.SCAN_LIMIT`` records, parked exactly), for the whole deployment.
 """
 
 from __future__ import annotations
@@ -10,13 +10,7 @@ import argparse
 import asyncio
 import json
 import time
-from collections import Counter
 from typing import Any
-
-from runtime.statuses import STATUSES
-
-SCAN_LIMIT = 5_000
-"""Invocation records counted, at most (``sampled`` says when there were more)."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -26,33 +20,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 async def summary(redis_url: str) -> dict[str, Any]:
     """Workers alive, the run queue's depth and invocations by status, read from the Redis at ``redis_url``."""
-    from runtime.redis_store import keys
     from runtime.redis_store.redis_url import redis_client_from_url
     from worker.dispatch import QUEUE
+    from worker.status_counts import count_by_status
     from worker.workers_alive import alive_workers
 
     async with redis_client_from_url(redis_url, decode_responses=True) as redis:  # any store URL, Cluster too
         workers = await alive_workers(redis)
-        places, sampled = [], False
-        async for invocation_id, raw in redis.hscan_iter(keys.invocation_index(), count=500):
-            if len(places) >= SCAN_LIMIT:
-                sampled = True
-                break
-            app, user, _session = json.loads(raw)
-            places.append(keys.invocation(app, user, invocation_id))
-        pipe = redis.pipeline(transaction=False)
-        for key in places:
-            pipe.hget(key, "status")
-        pipe.llen(QUEUE)
-        *statuses, depth = await pipe.execute()
-    counted = Counter(status for status in statuses if status is not None)
+        counts, sampled = await count_by_status(redis)
+        depth = await redis.llen(QUEUE)
     now = time.time()
     return {
         "redis": redis_url,
         "workersAlive": len(workers),
         "workers": [{"name": w.name, "apps": w.apps, "lastBeatAgo": round(now - w.last_beat, 1)} for w in workers],
         "queueDepth": depth,
-        "counts": {status: counted.get(status, 0) for status in STATUSES},
+        "counts": counts,
         "sampled": sampled,
     }
 
@@ -69,6 +52,8 @@ def text(figures: dict[str, Any], embedded: dict[int, str] | None) -> str:
     else:
         workers = "none alive: queued invocations wait (start one: agentq worker --app module:attr)"
     counts = ", ".join(f"{status} {n}" for status, n in figures["counts"].items())
+    from worker.status_counts import SCAN_LIMIT
+
     more = f" (first {SCAN_LIMIT} invocations counted)" if figures["sampled"] else ""
     return (f"redis        {redis_line}\nworkers      {workers}\nqueue        {figures['queueDepth']} run jobs "
             f"waiting\ninvocations  {counts}{more}")
