@@ -2,22 +2,22 @@
 
 Entries carry three fields: ``kind`` ('event' | 'status'), ``inv`` (the invocation id) and ``data`` (JSON:
 the event's camelCase dict, or ``{"status": ..., "detail": {...}}``). The session service's commit script
-XADDs committed events; the worker XADDs partial events and status entries with ``publish_event`` /
-``publish_status``. A reader resumes after any entry id (SSE ``Last-Event-ID``) and sees each entry once.
+XADDs committed events; partial events go out with ``publish_event``; the worker's status scripts
+(``worker/scripts.py``) XADD status entries in the same step as each status change. A reader resumes after any entry id (SSE ``Last-Event-ID``) and sees each entry once.
 
 Trimming: every XADD trims the stream once it is ``maxlen`` + 10% long (to ``maxlen``) or, with
 ``max_age_s``, holds entries older than that; but never at or after the *floor*, the first entry of the
 oldest active invocation. Active invocations live in a sorted set (``keys.session_active_invocations``)
 scored by the millisecond part of their first entry id (so the floor errs early by at most one
-millisecond's entries); the worker adds an invocation when it is queued or starts (``mark_invocation_active``)
-and removes it when it settles (``mark_invocation_settled``). Entries of settled invocations are kept while
+millisecond's entries); the worker's scripts add an invocation when it is queued or starts and remove it when
+it settles. Entries of settled invocations are kept while
 they are among the newest ``maxlen`` (and younger than ``max_age_s``); a reader resuming after a trimmed
 entry simply continues from the oldest entry still there. With ``max_age_s``, a stream no active invocation
 needs also expires ``max_age_s`` after its last write (all its entries would be trimmed by age by then), so an
 idle session does not keep its stream for ever.
 
 Reading one invocation out of a busy session: ``read_page`` also returns the id it scanned up to, so the
-next call skips other invocations' entries instead of scanning them again (``follow_stream`` does this).
+next call skips other invocations' entries instead of scanning them again (``worker.follow`` does this).
 """
 
 from __future__ import annotations
@@ -25,14 +25,12 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import AsyncIterator
 from typing import Any, Literal
 
 from pydantic import BaseModel
 
 from ..errors import UsageError
 from ..events import Event
-from ..statuses import SETTLED
 from . import keys
 from .codec import text
 from .scripts import PUBLISH_ENTRY
@@ -70,37 +68,10 @@ async def publish_event(
     return await _publish(client, app, user, sid, "event", invocation_id, event.to_json(), maxlen, max_age_s)
 
 
-async def publish_status(
-    client, app: str, user: str, sid: str, invocation_id: str, status: str, detail: dict | None = None,
-    *, maxlen: int = DEFAULT_STREAM_MAXLEN, max_age_s: float | None = None,
-) -> str:
-    """XADD a status entry ``{"status": status, "detail": detail}``; returns the entry id."""
-    data = json.dumps({"status": status, "detail": detail or {}}, separators=(",", ":"))
-    return await _publish(client, app, user, sid, "status", invocation_id, data, maxlen, max_age_s)
-
-
 async def last_entry_id(client, app: str, user: str, sid: str) -> str:
     """The id of the stream's newest entry, or '0-0' when it is empty (a reader's "from now on")."""
     newest = await client.xrevrange(keys.session_stream(app, user, sid), count=1)
     return text(newest[0][0]) if newest else "0-0"
-
-
-async def mark_invocation_active(
-    client, app: str, user: str, sid: str, invocation_id: str, first_entry_id: str | None = None
-) -> None:
-    """Keep the stream from being trimmed at or after ``first_entry_id`` (default: the newest entry now).
-
-    Marking an invocation that is already active keeps the earlier of the two floors.
-    """
-    first = first_entry_id or await last_entry_id(client, app, user, sid)
-    score = int(first.split("-", 1)[0])
-    await client.zadd(keys.session_active_invocations(app, user, sid), {invocation_id: score}, lt=True)
-    await client.persist(keys.session_stream(app, user, sid))  # an active invocation keeps it from expiring
-
-
-async def mark_invocation_settled(client, app: str, user: str, sid: str, invocation_id: str) -> None:
-    """Let the stream be trimmed past the invocation's entries again."""
-    await client.zrem(keys.session_active_invocations(app, user, sid), invocation_id)
 
 
 def _entry(entry_id, fields) -> StreamEntry:
@@ -157,20 +128,3 @@ async def read_page(
             entries = [entry for entry in entries if entry.invocation_id == invocation_id]
         if entries:
             return entries, cursor
-
-
-async def follow_stream(
-    client, app: str, user: str, sid: str, after: str = "0-0",
-    *, invocation_id: str | None = None, block_ms: int = 5_000, until_settled: bool = True,
-) -> AsyncIterator[StreamEntry]:
-    """Yield entries as they arrive; with ``invocation_id`` and ``until_settled``, stop after its settling status."""
-    cursor = after
-    while True:
-        entries, cursor = await read_page(client, app, user, sid, cursor, invocation_id=invocation_id,
-                                          block_ms=block_ms)
-        for entry in entries:
-            yield entry
-            if until_settled and invocation_id is not None and entry.kind == "status" and (
-                entry.data.get("status") in SETTLED
-            ):
-                return

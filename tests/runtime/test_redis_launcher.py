@@ -7,8 +7,9 @@ import redis.asyncio as aioredis
 
 from runtime.events import Event, EventActions
 from runtime.redis_store.launcher import EmbeddedRedis, find_redis_server
-from runtime.redis_store.streams import publish_status, read_stream
+from runtime.redis_store.streams import read_stream
 from runtime.sessions import RedisSessionService
+from tests.stream_writers import publish_status
 
 
 def test_redis_server_binary_is_found():

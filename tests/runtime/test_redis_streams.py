@@ -11,16 +11,18 @@ from runtime.redis_store import keys
 from runtime.redis_store.redis_url import redis_client_from_url
 from runtime.redis_store.streams import (
     StreamEntry,
-    follow_stream,
     last_entry_id,
-    mark_invocation_active,
-    mark_invocation_settled,
     publish_event,
-    publish_status,
     read_page,
     read_stream,
 )
 from runtime.sessions import RedisSessionService
+from tests.stream_writers import (
+    follow_stream,
+    mark_invocation_active,
+    mark_invocation_settled,
+    publish_status,
+)
 
 APP, USER, SID = "app", "ann", "s1"
 
