@@ -107,9 +107,11 @@ class InvocationStore:
 
             # Commits trim the stream by length only; by age (a few Redis calls more) once per invocation, when
             # it settles (worker.scripts.SETTLE, CANCEL), which every stream write is followed by.
-            service = WorkerSessionService(self.redis_url, stream_maxlen=self.retention.stream_maxlen)
-            service._clients = self.clients  # share the large per-loop pools (commits from hundreds of runs)
-            self._session_service = service
+            # On the store's own connections: the tool journal (worker.journal) queues its 'completed' record on
+            # the same pipelined connection ahead of the commit of the tool's response event, which is what makes
+            # a crash between the two leave the call in doubt rather than lose it (tests/worker/test_journal_order.py).
+            self._session_service = WorkerSessionService(
+                self.redis_url, clients=self.clients, stream_maxlen=self.retention.stream_maxlen)
         return self._session_service
 
     async def aclose(self) -> None:

@@ -57,11 +57,14 @@ class RedisSessionService(BaseSessionService):
         url: str | None = None,
         *,
         client=None,
+        clients: LoopClients | None = None,
         stream_maxlen: int = DEFAULT_STREAM_MAXLEN,
         stream_max_age_s: float | None = None,
         history_cache_bytes: int = 0,
     ):
-        self._clients = LoopClients(url, client)
+        # ``clients``: connections shared with another Redis user of the same loop (the worker's invocation
+        # store), so that writes they queue on the pipelined connection are ordered with this service's commits.
+        self._clients = clients if clients is not None else LoopClients(url, client)
         self._trim = trim_args(stream_maxlen, stream_max_age_s)
         self._app_apart = self._clients.is_cluster  # app state on another slot: its own round trip
         self._locks: dict[tuple, list] = {}
