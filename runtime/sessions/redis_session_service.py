@@ -1,6 +1,6 @@
 """RedisSessionService: sessions in Redis, one EVALSHA round trip per committed event.
 
-Layout (see ``runtime/redis_store/keys.py``): a meta hash (version, clock), a session-state hash, a user-state
+Layout (see ``runtime/redis_store/keys/``): a meta hash (version, clock), a session-state hash, a user-state
 hash, an events list with a sorted set of timestamps beside it, and the session's stream. The commit script
 checks the fencing token and the writer's version, appends, applies the delta by prefix, bumps the version
 and XADDs to the stream, all or nothing; a commit re-sent after a lost reply is recognised, not doubled.

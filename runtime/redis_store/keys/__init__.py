@@ -1,0 +1,100 @@
+"""Every Redis key agentq uses, one module per key family, all importable from here (``keys.session_meta``).
+
+All keys start with ``agentq:``. The keys of one user's sessions share the hash tag ``{app/user}`` so that
+one Lua script can commit an event (history, session state, user state, version, fence check, stream entry)
+on Redis Cluster too. App-scoped state is shared across users, so it lives under the app's own tag and an
+event that carries an ``app:`` delta pays one extra round trip.
+"""
+
+from __future__ import annotations
+
+from ._naming import PREFIX, app_tag, sharded, user_tag
+from .artifacts import (
+    artifact_index,
+    artifact_versions,
+)
+from .invocations import (
+    call_deadlines,
+    dispatch_due,
+    invocation,
+    invocation_index,
+    invocation_journal,
+    invocation_settled,
+    lease_expiries,
+    retention_due,
+    shards,
+    user_invocations,
+    user_parked,
+)
+from .sessions import (
+    app_state,
+    app_users,
+    session_active_invocations,
+    session_event_times,
+    session_events,
+    session_expiries,
+    session_fence,
+    session_lease,
+    session_meta,
+    session_queue,
+    session_spans,
+    session_state,
+    session_stream,
+    user_session_ids,
+    user_sessions,
+    user_state,
+)
+from .webhooks import (
+    webhook_dead,
+    webhook_dead_entries,
+    webhook_due,
+    webhook_outbox,
+    webhook_stats,
+)
+from .workers import (
+    workers,
+    workers_alive,
+)
+
+__all__ = [
+    "PREFIX",
+    "app_tag",
+    "sharded",
+    "user_tag",
+    "session_meta",
+    "session_state",
+    "session_events",
+    "session_stream",
+    "session_lease",
+    "session_fence",
+    "user_sessions",
+    "user_state",
+    "app_state",
+    "app_users",
+    "session_spans",
+    "session_event_times",
+    "session_active_invocations",
+    "session_queue",
+    "user_session_ids",
+    "session_expiries",
+    "artifact_versions",
+    "artifact_index",
+    "shards",
+    "invocation",
+    "user_invocations",
+    "invocation_index",
+    "lease_expiries",
+    "dispatch_due",
+    "call_deadlines",
+    "invocation_journal",
+    "invocation_settled",
+    "user_parked",
+    "retention_due",
+    "workers",
+    "workers_alive",
+    "webhook_due",
+    "webhook_outbox",
+    "webhook_dead",
+    "webhook_dead_entries",
+    "webhook_stats",
+]

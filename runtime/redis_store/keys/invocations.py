@@ -1,0 +1,69 @@
+"""Keys of invocations: the record, its journal and settle stream (under the session's hash tag), the
+per-user indexes, and the cross-session sets the reaper, watchdog and sweeper read."""
+
+from __future__ import annotations
+
+from ._naming import PREFIX, _part, sharded, user_tag
+
+
+def shards() -> str:
+    """Set: the slot tags of every shard of the sharded sets in use (Redis Cluster only; it never shrinks)."""
+    return f"{PREFIX}shards"
+
+
+def invocation(app_name: str, user_id: str, invocation_id: str) -> str:
+    """Hash: one invocation record (scalars raw, structured fields JSON); shares the session's hash tag."""
+    return f"{PREFIX}{user_tag(app_name, user_id)}:i:{_part(invocation_id)}"
+
+
+def user_invocations(app_name: str, user_id: str) -> str:
+    """Sorted set: a user's invocation ids in one app, scored by creation time (the approval inbox)."""
+    return f"{PREFIX}{user_tag(app_name, user_id)}:invocations"
+
+
+def invocation_index() -> str:
+    """Hash: invocation id -> JSON [app, user, session], so a bare id finds its record."""
+    return f"{PREFIX}invocation_index"
+
+
+def lease_expiries(shard: str = "") -> str:
+    """Sorted set: running invocation id scored by its lease expiry (ms); the reaper scans it for dead workers.
+    ``shard``: see ``sharded``."""
+    return sharded("lease_expiries", shard)
+
+
+def dispatch_due(shard: str = "") -> str:
+    """Sorted set: invocation id scored by when its run job must have been claimed (ms), else it is re-sent.
+    ``shard``: see ``sharded``."""
+    return sharded("dispatch_due", shard)
+
+
+def call_deadlines(shard: str = "") -> str:
+    """Sorted set: ``invocation_id call_id`` scored by the pending call's deadline (unix seconds).
+    ``shard``: see ``sharded``."""
+    return sharded("call_deadlines", shard)
+
+
+def invocation_journal(app_name: str, user_id: str, invocation_id: str) -> str:
+    """Hash: function_call_id -> ``s`` (started) or ``c<response JSON>``; the tool idempotency records.
+
+    Beside the record under the session's hash tag: it has no TTL while the invocation may still run, and
+    expires with the record once the invocation is final."""
+    return f"{PREFIX}{user_tag(app_name, user_id)}:i:{_part(invocation_id)}:journal"
+
+
+def invocation_settled(app_name: str, user_id: str, invocation_id: str) -> str:
+    """Stream: one entry each time the invocation settles (parked, completed, failed, cancelled); waiters block
+    on it instead of reading every entry of the session stream."""
+    return f"{PREFIX}{user_tag(app_name, user_id)}:i:{_part(invocation_id)}:settled"
+
+
+def user_parked(app_name: str, user_id: str) -> str:
+    """Sorted set: a user's parked invocation ids, scored by creation time (the approval inbox's own index)."""
+    return f"{PREFIX}{user_tag(app_name, user_id)}:parked"
+
+
+def retention_due() -> str:
+    """Sorted set: invocation id scored by when (ms) a sweeper should next look at it; every invocation has
+    one entry from its enqueue until the sweeper removed the last trace of it."""
+    return f"{PREFIX}retention_due"

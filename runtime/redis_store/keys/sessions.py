@@ -1,0 +1,96 @@
+"""Keys of sessions: history, state, stream, lease and fence, queue, and the per-user and per-app indexes.
+
+A user's session keys share the hash tag ``{app/user}`` so one Lua script can commit an event on Redis Cluster
+too; app-scoped state lives under the app's own tag (an ``app:`` delta pays one extra round trip there).
+"""
+
+from __future__ import annotations
+
+from ._naming import PREFIX, _session_base, app_tag, user_tag
+
+
+def session_meta(app_name: str, user_id: str, session_id: str) -> str:
+    """Hash: id, app, user, version, last_update_time."""
+    return _session_base(app_name, user_id, session_id) + ":meta"
+
+
+def session_state(app_name: str, user_id: str, session_id: str) -> str:
+    """Hash: session-scoped state, one field per key, JSON values."""
+    return _session_base(app_name, user_id, session_id) + ":state"
+
+
+def session_events(app_name: str, user_id: str, session_id: str) -> str:
+    """List: committed events as JSON, oldest first."""
+    return _session_base(app_name, user_id, session_id) + ":events"
+
+
+def session_stream(app_name: str, user_id: str, session_id: str) -> str:
+    """Stream: every event (partial ones too) and status entry of the session."""
+    return _session_base(app_name, user_id, session_id) + ":stream"
+
+
+def session_lease(app_name: str, user_id: str, session_id: str) -> str:
+    """String: the invocation id holding the session's lease (with a TTL the holder heartbeats)."""
+    return _session_base(app_name, user_id, session_id) + ":lease"
+
+
+def session_fence(app_name: str, user_id: str, session_id: str) -> str:
+    """Integer: the fencing token, INCRed on every lease acquisition; commits carry the token they hold."""
+    return _session_base(app_name, user_id, session_id) + ":fence"
+
+
+def user_sessions(app_name: str, user_id: str) -> str:
+    """Set: the session ids of one user in one app."""
+    return f"{PREFIX}{user_tag(app_name, user_id)}:sessions"
+
+
+def user_state(app_name: str, user_id: str) -> str:
+    """Hash: ``user:`` state of one user in one app."""
+    return f"{PREFIX}{user_tag(app_name, user_id)}:user_state"
+
+
+def app_state(app_name: str) -> str:
+    """Hash: ``app:`` state of one app."""
+    return f"{PREFIX}{app_tag(app_name)}:app_state"
+
+
+def app_users(app_name: str) -> str:
+    """Set: user ids that have sessions in the app (for list_sessions without a user)."""
+    return f"{PREFIX}{app_tag(app_name)}:users"
+
+
+def session_spans(app_name: str, user_id: str, session_id: str) -> str:
+    """List: one JSON array of trace spans per finished run of the session's invocations (runtime.tracing)."""
+    return _session_base(app_name, user_id, session_id) + ":spans"
+
+
+def session_event_times(app_name: str, user_id: str, session_id: str) -> str:
+    """Sorted set: event index (zero-padded) scored by the running maximum of event timestamps.
+
+    Lets ``get_session(after_timestamp=...)`` find the first event to load without reading history.
+    """
+    return _session_base(app_name, user_id, session_id) + ":times"
+
+
+def session_active_invocations(app_name: str, user_id: str, session_id: str) -> str:
+    """Sorted set: invocation id scored by the millisecond part of its first stream entry id.
+
+    Stream trimming never drops entries at or after the lowest score (the oldest active invocation).
+    """
+    return _session_base(app_name, user_id, session_id) + ":active"
+
+
+def session_queue(app_name: str, user_id: str, session_id: str) -> str:
+    """List: invocation ids waiting for or holding the session, FIFO; only the head may take the lease."""
+    return _session_base(app_name, user_id, session_id) + ":queue"
+
+
+def user_session_ids(app_name: str, user_id: str) -> str:
+    """Sorted set: a user's session ids, all scored 0, so a page is one ZRANGE BYLEX from a cursor."""
+    return f"{PREFIX}{user_tag(app_name, user_id)}:session_ids"
+
+
+def session_expiries() -> str:
+    """Sorted set: JSON ``[app, user, session]`` scored by when (ms) the session may have been idle for the
+    session TTL (only with a session TTL configured)."""
+    return f"{PREFIX}session_expiries"
