@@ -243,7 +243,11 @@ async def test_a_bad_url_ends_in_the_dead_letter_list_shown_and_redelivered_over
         assert sorted((d["invocationId"], d["event"], d["url"]) for d in letters) == sorted([
             (second, "cancelled", "http://no-such-host.invalid/hook"), (first, "cancelled", refused)])
         assert letters[0]["deadAt"] >= letters[1]["deadAt"]  # newest first
-        assert all(d["attempts"] >= 1 and "ConnectError" in d["lastError"] for d in letters)
+        errors = {d["invocationId"]: d["lastError"] for d in letters}
+        assert all(d["attempts"] >= 1 for d in letters)
+        assert "ConnectError" in errors[first]  # refused
+        # an unknown host: refused by the resolver, or (a slow resolver on a busy machine) no answer in time
+        assert "ConnectError" in errors[second] or errors[second].startswith("no answer within")
         assert [d["invocationId"] for d in (await own.get("/webhooks/dead-letters")).json()["deadLetters"]] == [
             first]
         assert (await own.post(f"/webhooks/dead-letters/{second}-1/redeliver")).status_code == 404
