@@ -17,8 +17,8 @@ import pytest
 import redis
 
 from runtime.redis_store import keys
-from runtime.redis_store.launcher import free_port
 from tests.worker.conftest import ROOT, WorkerPool
+from tests.worker.flower_process import flower_running
 from tests.worker.public_api_probe import changes, import_everything, snapshot
 from worker.celery_app import make_celery
 from worker.dispatch import QUEUE, RUN_TASK
@@ -117,20 +117,13 @@ async def test_celery_inspect_active_lists_a_run_job_waiting_for_a_free_slot(slo
 
 
 def test_a_revoked_run_job_is_dropped_and_flower_shows_it_revoked(workers, tmp_path):
-    port = free_port()
-    env = {**os.environ, "AGENTQ_REDIS_URL": workers.redis_url, "FLOWER_UNAUTHENTICATED_API": "true",
-           "PYTHONPATH": str(ROOT)}
-    log = open(tmp_path / "flower.log", "wb")  # noqa: SIM115
-    flower_process = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "worker.celery_main", "flower", f"--port={port}",
-         "--address=127.0.0.1"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
     app = make_celery(workers.redis_url)
-    try:
+    with flower_running(workers.redis_url, tmp_path / "flower.log") as base:
         import httpx
 
         def flower(path):  # Flower's JSON answer, None until it gives one
             try:
-                reply = httpx.get(f"http://127.0.0.1:{port}{path}", timeout=5)
+                reply = httpx.get(f"{base}{path}", timeout=5)
             except httpx.HTTPError:
                 return None
             return reply.json() if reply.status_code == 200 else None
@@ -144,10 +137,6 @@ def test_a_revoked_run_job_is_dropped_and_flower_shows_it_revoked(workers, tmp_p
         info = _until(lambda: (t := flower(f"/api/task/info/{task_id}")) and t.get("state") == "REVOKED" and t,
                       "Flower to show the job revoked")
         assert (info["name"], info["state"], info["result"]) == (RUN_TASK, "REVOKED", None)
-    finally:
-        flower_process.terminate()
-        flower_process.wait(timeout=15)
-        log.close()
 
 
 async def test_a_plain_celery_worker_serves_announces_and_unregisters_like_agentq_worker(

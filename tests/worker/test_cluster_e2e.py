@@ -21,7 +21,15 @@ from runtime.redis_store.launcher import EmbeddedRedis, free_port
 from tests.redis_cluster import LocalRedisCluster, slot_ranges
 from tests.worker.apps import STEPS
 from tests.worker.conftest import APPS, ROOT, WorkerPool
-from tests.worker.test_worker_e2e import _committed, _events, _said, _settled, _side_effects, _statuses
+from tests.worker.test_worker_e2e import (
+    _committed,
+    _events,
+    _kill_after_two_tool_answers,
+    _said,
+    _settled,
+    _side_effects,
+    _statuses,
+)
 
 
 @pytest.fixture(scope="module")
@@ -201,17 +209,12 @@ async def test_on_a_cluster_a_worker_killed_mid_invocation_is_taken_over_and_eac
         cluster_workers, client, user):
     session = await client.create_session("slow", user)
     invocation_id = await client.enqueue("slow", user, session.id, "go")
-    seen = 0
-    async for entry in client.events(invocation_id):
-        if entry.kind == "event" and entry.data.get("author") == "stepper" and "functionResponse" in str(entry.data):
-            seen += 1
-            if seen == 2:
-                break
-    victim = (await client.get(invocation_id)).worker
-    cluster_workers.kill(victim)  # its lease expires; a reaper finds it in the user's shard of lease_expiries
+    # its lease expires; a reaper finds it in the user's shard of lease_expiries
+    victim = await _kill_after_two_tool_answers(client, cluster_workers, invocation_id)
     record = await _settled(client, invocation_id, "completed", timeout=60)
     assert record.attempts == 2 and record.worker != victim
     session = await client.session_service.get_session(app_name="slow", user_id=user, session_id=session.id)
+    assert _said(session) == ["go"] + [["step"]] * (2 * STEPS) + [f"all {STEPS} steps done"]
     assert sorted((await _side_effects(client, invocation_id)).values()) == ["1"] * STEPS
     assert session.events[-1].text() == f"all {STEPS} steps done"
     assert [e["id"] for e in _committed(await _events(client, invocation_id))] == [e.id for e in session.events]

@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import time
 
 import httpx
 
-from runtime.redis_store.launcher import free_port
-from tests.worker.conftest import ROOT
+from tests.worker.flower_process import flower_running
 
 
 def _get_json(url: str, deadline: float, ready) -> object:
@@ -26,16 +22,8 @@ def _get_json(url: str, deadline: float, ready) -> object:
 
 
 async def test_flower_sees_the_worker_and_a_finished_run_task(workers, client, user, tmp_path):
-    port = free_port()
-    env = {**os.environ, "AGENTQ_REDIS_URL": workers.redis_url, "FLOWER_UNAUTHENTICATED_API": "true",
-           "PYTHONPATH": str(ROOT)}
-    log = open(tmp_path / "flower.log", "wb")  # noqa: SIM115
-    flower = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "worker.celery_main", "flower", f"--port={port}",
-         "--address=127.0.0.1"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-    try:
+    with flower_running(workers.redis_url, tmp_path / "flower.log") as base:
         deadline = time.monotonic() + 60
-        base = f"http://127.0.0.1:{port}"
         names = _get_json(f"{base}/api/workers?refresh=1", deadline, lambda body: any(
             name.startswith(("w1@", "w2@")) for name in body))
         assert {name.split("@")[0] for name in names} >= {"w1", "w2"}
@@ -47,7 +35,3 @@ async def test_flower_sees_the_worker_and_a_finished_run_task(workers, client, u
             for task in body.values()))
         runs = [(t["name"], t["state"], t["result"]) for t in tasks.values() if invocation_id in (t.get("args") or "")]
         assert ("agentq.run", "SUCCESS", "'handed over'") in runs
-    finally:
-        flower.terminate()
-        flower.wait(timeout=15)
-        log.close()

@@ -87,6 +87,19 @@ async def test_an_intermediate_update_resumes_for_a_status_message_and_parks_aga
     assert _said(session)[-1] == "Not approved: {'approved': False}"
 
 
+async def _kill_after_two_tool_answers(client, pool, invocation_id) -> str:
+    """SIGKILL the worker running ``invocation_id`` once two of its tool answers are committed; its name."""
+    seen = 0
+    async for entry in client.events(invocation_id):
+        if entry.kind == "event" and entry.data.get("author") == "stepper" and "functionResponse" in str(entry.data):
+            seen += 1
+            if seen == 2:
+                break
+    victim = (await client.get(invocation_id)).worker
+    pool.kill(victim)
+    return victim
+
+
 async def _settled(client, invocation_id, status, timeout=30):
     async with asyncio.timeout(timeout):
         while True:
@@ -153,14 +166,7 @@ async def test_duplicate_run_jobs_are_harmless(workers, client, user):
 async def test_a_worker_killed_mid_invocation_is_taken_over_and_nothing_is_lost_or_doubled(workers, client, user):
     session = await client.create_session("slow", user)
     invocation_id = await client.enqueue("slow", user, session.id, "go")
-    seen = 0
-    async for entry in client.events(invocation_id):
-        if entry.kind == "event" and entry.data.get("author") == "stepper" and "functionResponse" in str(entry.data):
-            seen += 1
-            if seen == 2:
-                break
-    victim = (await client.get(invocation_id)).worker
-    workers.kill(victim)
+    victim = await _kill_after_two_tool_answers(client, workers, invocation_id)
     record = await _settled(client, invocation_id, "completed", timeout=60)
     assert record.attempts == 2 and record.worker != victim
     session = await client.session_service.get_session(app_name="slow", user_id=user, session_id=session.id)
