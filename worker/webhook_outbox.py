@@ -15,6 +15,7 @@ import time
 from typing import Any
 
 from runtime.redis_store import keys
+from runtime.redis_store.codec import text
 from runtime.redis_store.lua import LuaScript
 
 from . import webhook_scripts as scripts
@@ -33,7 +34,7 @@ async def claim(redis: Any, *, limit: int, hold_s: float, now: float | None = No
     """Up to ``limit`` due notifications, each held for ``hold_s`` seconds from now (oldest due first)."""
     now_ms = _ms(time.time() if now is None else now)
     raw = await _CLAIM(redis, [keys.webhook_due(), keys.webhook_outbox()], [now_ms, _ms(hold_s), limit])
-    return [json.loads(_text(entry)) for entry in raw]
+    return [json.loads(text(entry)) for entry in raw]
 
 
 async def delivered(redis: Any, entry: dict) -> None:
@@ -61,19 +62,19 @@ async def dead(redis: Any, entry: dict, *, error: str, now: float | None = None)
 async def dead_letters(redis: Any, *, limit: int, after: str | None = None) -> tuple[list[dict], str | None]:
     """Dead letters newest first, after the cursor ``after``; the page and the next cursor (None: no more)."""
     start = "+" if after is None else "(" + after
-    members = [_text(m) for m in await redis.zrevrangebylex(keys.webhook_dead(), start, "-", start=0, num=limit)]
+    members = [text(m) for m in await redis.zrevrangebylex(keys.webhook_dead(), start, "-", start=0, num=limit)]
     if not members:
         return [], None
     ids = [member.partition(":")[2] for member in members]
     raw = await redis.hmget(keys.webhook_dead_entries(), ids)
-    entries = [json.loads(_text(item)) for item in raw if item is not None]
+    entries = [json.loads(text(item)) for item in raw if item is not None]
     return entries, members[-1] if len(members) == limit else None
 
 
 async def dead_letter(redis: Any, delivery_id: str) -> dict | None:
     """One dead letter by its delivery id (None: not in the list)."""
     raw = await redis.hget(keys.webhook_dead_entries(), delivery_id)
-    return None if raw is None else json.loads(_text(raw))
+    return None if raw is None else json.loads(text(raw))
 
 
 async def redeliver(redis: Any, entry: dict, *, now: float | None = None) -> bool:
@@ -93,14 +94,10 @@ async def stats(redis: Any) -> dict[str, float]:
     pipe.zcard(keys.webhook_due())
     pipe.zcard(keys.webhook_dead())
     counters, pending, dead_count = await pipe.execute()
-    values = {_text(name): float(value) for name, value in counters.items()}
+    values = {text(name): float(value) for name, value in counters.items()}
     return {"delivered": values.get("delivered", 0.0), "failed": values.get("failed", 0.0),
             "dead": values.get("dead", 0.0), "pending": float(pending), "dead_letters": float(dead_count)}
 
 
 def _ms(seconds: float) -> int:
     return int(seconds * 1000)
-
-
-def _text(value: Any) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)

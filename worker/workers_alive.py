@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from runtime.redis_store import keys
+from runtime.redis_store.codec import text
 
 BEAT_S = 1.0
 """How often a worker beats."""
@@ -52,7 +53,7 @@ async def alive_workers(redis: Any, *, now: float | None = None) -> list[AliveWo
     """The workers alive now, by name (``redis``: any redis.asyncio client, decoded replies or not)."""
     since_ms = int(((time.time() if now is None else now) - ALIVE_S) * 1000)
     reply = await redis.zrangebyscore(keys.workers_alive(), since_ms, "+inf", withscores=True)
-    beats = [(_text(name), score / 1000) for name, score in reply]
+    beats = [(text(name), score / 1000) for name, score in reply]
     announced = await redis.hmget(keys.workers(), [name for name, _ in beats]) if beats else []
     workers = [AliveWorker(name=name, last_beat=last_beat, apps=_apps(info))
                for (name, last_beat), info in zip(beats, announced, strict=True)]
@@ -65,7 +66,3 @@ def _apps(info: Any) -> list[str]:
         return [str(app) for app in json.loads(info).get("apps", [])] if info else []
     except (ValueError, AttributeError):
         return []
-
-
-def _text(value: Any) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)
