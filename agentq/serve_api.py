@@ -117,12 +117,13 @@ def build(args: argparse.Namespace, redis_url: str):
 def run(args: argparse.Namespace) -> int:
     """Serve until interrupted (Ctrl-C or SIGTERM); returns the exit code."""
     from agentq.embedded import ensure_redis
+    from worker.local_redis import data_dir
 
     log_level = (getattr(args, "log_level", None) or os.environ.get("AGENTQ_LOG_LEVEL") or "info").lower()
     logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     local = ensure_redis(
         getattr(args, "redis_url", None) or os.environ.get("AGENTQ_REDIS_URL"),
-        getattr(args, "data_dir", None) or os.environ.get("AGENTQ_DATA_DIR") or ".agentq",
+        getattr(args, "data_dir", None) or data_dir(),
         register="api",
     )
     if local.data is not None:

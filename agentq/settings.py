@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
+from worker.local_redis import DEFAULT_DATA_DIR
 from worker.retention import RetentionPolicy
 
 
@@ -19,7 +20,7 @@ class Settings:
 
     redis_url: str | None = None
     apps: list[str] = field(default_factory=list)
-    data_dir: str = ".agentq"
+    data_dir: str = DEFAULT_DATA_DIR
     concurrency: int = 1000
     """Invocations one worker process keeps in flight."""
     threads: int = 4
@@ -42,7 +43,7 @@ class Settings:
         return cls(
             redis_url=env.get("AGENTQ_REDIS_URL") or None,
             apps=[s.strip() for s in env.get("AGENTQ_APPS", "").split(",") if s.strip()],
-            data_dir=env.get("AGENTQ_DATA_DIR", ".agentq"),
+            data_dir=env.get("AGENTQ_DATA_DIR", DEFAULT_DATA_DIR),
             concurrency=int(env.get("AGENTQ_CONCURRENCY", "1000")),
             threads=int(env.get("AGENTQ_THREADS", "4")),
             pool=env.get("AGENTQ_POOL", "solo"),
