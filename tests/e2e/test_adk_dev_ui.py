@@ -114,9 +114,19 @@ def _has_class(name: str) -> str:
 
 
 def _wait_for(predicate, what: str, timeout: float = WAIT_S):
+    """Poll ``predicate`` until it returns something truthy.
+
+    The dev UI is an Angular page that re-renders lists while we read them: an element found a moment ago can
+    be gone by the time we ask for its text. That is "not yet", so a stale element is polled again.
+    """
+    from selenium.common.exceptions import StaleElementReferenceException
+
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        value = predicate()
+        try:
+            value = predicate()
+        except StaleElementReferenceException:
+            value = None
         if value:
             return value
         time.sleep(0.1)
