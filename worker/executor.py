@@ -62,10 +62,6 @@ class Executor:
         self.store = store
         self.runners = runners
         self.config = config
-        self._plugged_apps = frozenset(
-            name for name, runner in runners.items()
-            if runner.plugin_manager.has_callback("on_user_message_callback"))
-        """Apps whose Runner, not the claim, commits the user message: their plugins see it first."""
         self.active: dict[str, tuple[Claim, asyncio.Task]] = {}
         self._slots = asyncio.Semaphore(config.max_in_flight)
         self._lost: set[str] = set()
@@ -82,8 +78,7 @@ class Executor:
             await self.store.dispatch_next(invocation_id)
             return "draining"
         try:
-            claim = await lease.acquire(self.store, invocation_id, self.config.worker_name, self.config.lease_ttl_s,
-                                        self._plugged_apps)
+            claim = await lease.acquire(self.store, invocation_id, self.config.worker_name, self.config.lease_ttl_s)
         except BaseException:
             self._release()
             raise

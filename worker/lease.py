@@ -14,7 +14,6 @@ from typing import Literal
 
 from runtime.redis_store import keys
 from runtime.redis_store.lua import LuaScript
-from runtime.redis_store.session_layout import commit_keys
 
 from . import scripts
 from .codec import decode_record, encode_fields, pending_json
@@ -63,12 +62,8 @@ class Claim:
 
 async def acquire(
     store: InvocationStore, invocation_id: str, worker: str, ttl_s: float = LEASE_TTL_S,
-    plugged_apps: frozenset[str] = frozenset(),
 ) -> Claim | Refusal:
-    """Take the session lease for ``invocation_id`` if it is the queue head and no one holds it.
-
-    ``plugged_apps``: apps whose plugins see (and may replace) the user message before it is committed; the
-    claim leaves a message prepared at enqueue to their Runner instead of committing it."""
+    """Take the session lease for ``invocation_id`` if it is the queue head and no one holds it."""
     where = await store.locate(invocation_id)
     sessions = store.session_service
     cluster = store.clients.is_cluster
@@ -78,12 +73,11 @@ async def acquire(
         keys.session_lease(where.app, where.user, where.session),
         keys.session_fence(where.app, where.user, where.session),
         keys.session_stream(where.app, where.user, where.session),
-        *commit_keys(where.app, where.user, where.session, app_apart=cluster),
-    ], [invocation_id, worker, int(ttl_s * 1000), time.time(), *sessions.stream_trim,
-        "0" if where.app in plugged_apps else "1"]))
-    # The Runner's first read of the session rides right behind the claim (scheduled after it, so sent after it),
-    # so it sees the user's message if the claim committed it. Not on a Cluster: its client may send the read on
-    # another connection, ahead of the claim.
+    ], [invocation_id, worker, int(ttl_s * 1000), time.time()]))
+    # The Runner's first read of the session rides right behind the claim (scheduled after it, so sent after it):
+    # no round trip of its own, and it sees the session as the claim left it (a stalled holder fenced out by the
+    # claim can commit nothing after it). Not on a Cluster: its client may send the read on another connection,
+    # ahead of the claim.
     if not cluster:
         sessions.prefetch(app_name=where.app, user_id=where.user, session_id=where.session)
     try:
@@ -92,8 +86,8 @@ async def acquire(
         sessions.drop_prefetch()
         raise
     if _ACQUIRE.loads != loads:
-        # The claim had to load its script first and so ran after the read sent behind it, which may have
-        # missed the message it committed: the Runner reads for itself.
+        # The claim had to load its script first and so ran after the read sent behind it: the Runner reads for
+        # itself.
         sessions.drop_prefetch()
     if reply[0] != "ok":
         sessions.drop_prefetch()

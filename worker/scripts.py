@@ -11,7 +11,7 @@ Every status change XADDs its status entry (``kind``/``inv``/``data`` as in ``ru
 the same script, so a follower never misses the entry that settles an invocation, even if the worker dies.
 """
 
-from runtime.redis_store.scripts import COMMIT_FUNCTION, STREAM_HELPERS
+from runtime.redis_store.scripts import STREAM_HELPERS
 
 from .retention import DEFAULT_SETTLED_S
 
@@ -71,13 +71,10 @@ end
 
 ENQUEUE = _STATUS + """
 -- KEYS: session_meta, record, queue, user_invocations, stream, active
--- ARGV: invocation_id, created_at, status_data, first_commit ('' = none), field, value, ...
--- first_commit: the user's message as a prepared commit (see ACQUIRE); kept only when the session is idle, so
--- its timestamp (now) is not older than anything committed before it.
+-- ARGV: invocation_id, created_at, status_data, field, value, ...
 if redis.call('EXISTS', KEYS[1]) == 0 then return {-1} end
-redis.call('HSET', KEYS[2], unpack(ARGV, 5))
+redis.call('HSET', KEYS[2], unpack(ARGV, 4))
 local n = redis.call('RPUSH', KEYS[3], ARGV[1])
-if n == 1 and ARGV[4] ~= '' then redis.call('HSET', KEYS[2], 'first_commit', ARGV[4]) end
 redis.call('ZADD', KEYS[4], ARGV[2], ARGV[1])
 local entry = status_entry(KEYS[5], ARGV[1], ARGV[3])
 redis.call('HSET', KEYS[2], 'first_entry', entry)
@@ -87,12 +84,9 @@ redis.call('PERSIST', KEYS[5])
 return {n, entry}
 """
 
-ACQUIRE = _STATUS + COMMIT_FUNCTION + """
--- KEYS: record, queue, lease, fence, stream, then the session's commit keys (redis_store.session_layout)
--- ARGV: invocation_id, worker, lease_ms, now, then the stream trimming args (maxlen, slack, max_age_ms),
---       then '0' when the app's plugins must see the user message first (the Runner commits it), else '1'
--- A user message prepared at enqueue ('first_commit') is committed here, in the claim's own step: the Runner
--- then finds it committed (as after a crash right after that commit) and goes straight on.
+ACQUIRE = _STATUS + """
+-- KEYS: record, queue, lease, fence, stream
+-- ARGV: invocation_id, worker, lease_ms, now
 local status = redis.call('HGET', KEYS[1], 'status')
 if not status then return {'gone'} end
 if status ~= 'queued' and status ~= 'running' then return {'settled', status} end
@@ -116,16 +110,6 @@ if status == 'running' and redis.call('HDEL', KEYS[1], 'handed_back') == 0 then
   redis.call('HINCRBY', KEYS[1], 'interrupted', 1)
 end
 status_entry(KEYS[5], ARGV[1], cjson.encode({status = 'running', detail = {attempt = attempt, worker = ARGV[2]}}))
-local prepared = redis.call('HGET', KEYS[1], 'first_commit')
-if prepared then
-  redis.call('HDEL', KEYS[1], 'first_commit')
-  if ARGV[8] ~= '0' then
-    local p = cjson.decode(prepared)
-    local args = {'', '', p[1], p[2], ARGV[1], ARGV[5], ARGV[6], ARGV[7]}
-    for j = 3, #p do args[#args + 1] = p[j] end
-    commit_event({unpack(KEYS, 6)}, args)
-  end
-end
 return {'ok', token, redis.call('HGETALL', KEYS[1]), status}
 """
 

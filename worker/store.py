@@ -218,7 +218,7 @@ class InvocationStore:
             keys.session_queue(app, user, session_id), keys.user_invocations(app, user),
             keys.session_stream(app, user, session_id), keys.session_active_invocations(app, user, session_id),
         ]
-        args = [record.id, record.created_at, QUEUED, self._first_commit(record), *encode_record(record),
+        args = [record.id, record.created_at, QUEUED, *encode_record(record),
                 "retention_s", repr(self.retention.settled_s)]
         if not self._scripts_loaded:  # so the EVALSHA below normally finds the script (no second round trip)
             await self.mux.script_load(_ENQUEUE.source)
@@ -247,19 +247,6 @@ class InvocationStore:
         await wait_for_replicas(self.mux, f"invocation {record.id!r}")  # with AGENTQ_REDIS_MIN_REPLICAS
         await self.dispatcher.send(record.id, [app, user, session_id])  # the watchdog entry covers a lost send
         return record.id
-
-    def _first_commit(self, record: InvocationRecord) -> str:
-        """The user's message as the Runner would commit it, prepared so the claim commits it in its own step
-        (one round trip and a Runner commit fewer before the agent starts); '' when it cannot be."""
-        from runtime.routing import user_message_event
-
-        if any(part.function_response for part in record.new_message.parts or ()):
-            return ""  # the Runner routes function responses to the invocation that made the calls
-        event = user_message_event(record.id, record.new_message, record.state_delta)
-        payload = self.session_service.commit_payload(event)
-        if payload is None or len(payload) > 1000:  # app state kept apart; or a delta too big for one Lua call
-            return ""
-        return json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
 
     async def respond(
         self, invocation_id: str, function_responses: list[Any], *, detail: dict | None = None

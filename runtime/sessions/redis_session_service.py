@@ -267,16 +267,6 @@ class RedisSessionService(BaseSessionService):
                 del self._locks[lock_key]
         return event
 
-    def commit_payload(self, event: Event) -> list[str] | None:
-        """``[event JSON, timestamp, *state pair lists]``: what a script that commits ``event`` as one of its own
-        steps passes to ``commit_event`` (see redis_store.scripts.COMMIT_FUNCTION), with ``stream_trim`` after
-        the invocation id. None when that cannot be done in one script (app state kept apart, on Cluster)."""
-        self._prepare_event(event)
-        scopes = split_by_scope(event.actions.state_delta) if event.actions.state_delta else _NO_DELTA
-        if self._app_apart and scopes["app"]:
-            return None
-        return [event.to_json(), repr(event.timestamp), *_delta_args(scopes, self._app_apart)]
-
     @property
     def stream_trim(self) -> list[int]:
         """The stream trimming arguments every commit passes (maxlen, slack, max age in ms)."""

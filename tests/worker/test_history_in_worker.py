@@ -53,7 +53,7 @@ async def test_a_workers_invocations_of_one_session_run_on_its_kept_history_and_
 
 async def test_a_claim_that_had_to_load_its_script_leaves_the_runner_no_read_from_before_it(executor, redis_url):
     """After a restart of Redis (its scripts forgotten), a read another caller loaded first runs before a claim
-    that must load its own: the read sent behind the claim then predates the message the claim commits."""
+    that must load its own: the read sent behind the claim then predates the claim (and the fence it bumps)."""
     import redis.asyncio as aioredis
 
     store = executor.store

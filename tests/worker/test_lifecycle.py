@@ -184,23 +184,11 @@ async def test_a_reaper_resends_a_job_nobody_claimed_and_the_job_of_a_dead_lease
     assert (again.record.attempts, again.interrupted) == (2, True)
 
 
-async def test_the_claim_commits_the_message_of_an_invocation_enqueued_on_an_idle_session(store):
-    invocation_id = await store.enqueue("app", "u", "s", "hello", {"k": 1, "temp:t": 2}, None)
+async def test_neither_enqueue_nor_the_claim_commits_the_user_message_the_runner_is_the_one_place(store):
+    invocation_id = await store.enqueue("app", "u", "s", "hello", {"k": 1}, None)
     claim = await lease.acquire(store, invocation_id, "w1")
     session = await store.session_service.get_session(app_name="app", user_id="u", session_id="s")
-    [message] = session.events  # committed in the claim's own step, before any Runner ran
-    assert (message.author, message.invocation_id, message.content.parts[0].text) == ("user", invocation_id, "hello")
-    assert message.actions.state_delta == {"k": 1} and session.state == {"k": 1}  # temp: keys are never committed
-    assert "first_commit" not in await store.fields(store.record_key(invocation_id, claim.where))
+    assert session.events == [] and session.state == {}
+    assert claim.record.new_message.parts[0].text == "hello" and claim.record.state_delta == {"k": 1}
     entries = await streams.read_stream(store.redis, "app", "u", "s")
-    assert [(e.kind, e.data.get("status") or e.data["author"]) for e in entries] == [
-        ("status", "queued"), ("status", "running"), ("event", "user")]
-
-
-async def test_a_message_queued_behind_another_invocation_is_left_to_the_runner(store):
-    first = await store.enqueue("app", "u", "s", "one", None, None)
-    second = await store.enqueue("app", "u", "s", "two", None, None)
-    where = (await lease.acquire(store, first, "w1")).where
-    assert "first_commit" not in await store.fields(store.record_key(second, where))  # its timestamp would be stale
-    session = await store.session_service.get_session(app_name="app", user_id="u", session_id="s")
-    assert [e.content.parts[0].text for e in session.events] == ["one"]
+    assert [(e.kind, e.data["status"]) for e in entries] == [("status", "queued"), ("status", "running")]

@@ -12,7 +12,7 @@ async def test_an_apps_plugins_run_in_the_worker_from_the_user_message_to_every_
     assert (record.status, record.error) == ("completed", None)
 
     session = await client.session_service.get_session(app_name="plugged", user_id=user, session_id=session.id)
-    # the worker's claim left the message to the Runner, so the plugin saw it (and shouted it) before the commit
+    # the Runner commits the user's message, so the plugin saw it (and shouted it) before the commit
     assert [(summary(e), e.custom_metadata) for e in session.events] == [
         (("user", ["PARIS"]), None),
         (("plugged", [("call", "get_weather", {"city": "PARIS"})]), {"stamped_by": "wp"}),
