@@ -8,6 +8,7 @@ Run: ``python -m bench.store_bench`` (starts its own redis-server with AOF, as t
 from __future__ import annotations
 
 import asyncio
+import json
 import statistics
 import sys
 import tempfile
@@ -271,4 +272,4 @@ def run(redis_url: str | None = None, *, adk: bool = False) -> dict:
 
 
 if __name__ == "__main__":
-    run(adk="--adk" in sys.argv)
+    print(json.dumps(run(adk="--adk" in sys.argv)))  # for bench.side_by_side

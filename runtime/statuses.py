@@ -1,8 +1,8 @@
 """The invocation lifecycle's vocabulary, in one place for the runtime, the worker, the API and the CLI.
 
 queued -> running -> parked | completed | failed | cancelled; parked -> queued again when an answer resumes it.
-The Lua scripts in ``worker/scripts.py`` spell the same words; ``tests/worker/test_statuses.py`` checks that
-every status they compare or write is one of these.
+The Lua scripts under ``runtime/redis_store/lua/`` spell the same words; ``tests/worker/test_statuses.py``
+checks that every status they compare or write is one of these.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Deleting a session: every key of it goes, and its invocations that are not final are cancelled.
 
-One script on the user's hash tag does it all or nothing (``scripts.DELETE_SESSION``). Lua may only touch keys
+One script on the user's hash tag does it all or nothing (``lua/invocations/delete_session.lua``). Lua may only touch keys
 it is given, so the invocations (the session's active set and queue) and artifact files are read first and
 passed in; the script refuses ('changed') if either grew meanwhile, and the read is done again.
 
@@ -17,32 +17,34 @@ import time
 
 from runtime.errors import RetryableError
 from runtime.redis_store import keys
-from runtime.redis_store.lua import LuaScript
+from runtime.redis_store.scripts import DELETE_SESSION
 
-from . import scripts
 from .codec import dumps
 from .store import Where
 
 log = logging.getLogger("agentq.worker")
-_DELETE = LuaScript(scripts.DELETE_SESSION)
 _ATTEMPTS = 20
 
 
 async def delete_session(store, app: str, user: str, session_id: str, reason: str) -> list[str]:
     """Delete the session; the ids of the invocations it cancelled (deleting a missing session is no error)."""
-    fixed = [
-        keys.session_meta(app, user, session_id), keys.session_state(app, user, session_id),
-        keys.session_events(app, user, session_id), keys.session_event_times(app, user, session_id),
-        keys.session_stream(app, user, session_id), keys.session_active_invocations(app, user, session_id),
-        keys.session_queue(app, user, session_id), keys.session_lease(app, user, session_id),
-        keys.session_fence(app, user, session_id), keys.artifact_index(app, user, session_id),
-        keys.user_sessions(app, user), keys.user_session_ids(app, user), keys.user_parked(app, user),
-    ]
-    error = dumps({"type": "InvocationCancelledError", "message": reason})
     shard = store.shard(Where(app=app, user=user, session=session_id))
+    fixed = dict(
+        meta=keys.session_meta(app, user, session_id), state=keys.session_state(app, user, session_id),
+        events=keys.session_events(app, user, session_id), times=keys.session_event_times(app, user, session_id),
+        stream=keys.session_stream(app, user, session_id),
+        active=keys.session_active_invocations(app, user, session_id),
+        queue=keys.session_queue(app, user, session_id), lease=keys.session_lease(app, user, session_id),
+        fence=keys.session_fence(app, user, session_id), artifact_index=keys.artifact_index(app, user, session_id),
+        user_sessions=keys.user_sessions(app, user), session_ids=keys.user_session_ids(app, user),
+        parked=keys.user_parked(app, user),
+        # where the notifications of the cancellations go
+        webhook_due=keys.webhook_due(shard), webhook_outbox=keys.webhook_outbox(shard),
+    )
+    error = dumps({"type": "InvocationCancelledError", "message": reason})
     for _ in range(_ATTEMPTS):
-        active, queued, files = await store.batch(("ZRANGE", fixed[5], 0, -1), ("LRANGE", fixed[6], 0, -1),
-                                                  ("SMEMBERS", fixed[9]))
+        active, queued, files = await store.batch(
+            ("ZRANGE", fixed["active"], 0, -1), ("LRANGE", fixed["queue"], 0, -1), ("SMEMBERS", fixed["artifact_index"]))
         for reply in (active, queued, files):
             if isinstance(reply, Exception):
                 raise reply
@@ -52,9 +54,10 @@ async def delete_session(store, app: str, user: str, session_id: str, reason: st
             keys.invocation(app, user, invocation_id), keys.invocation_settled(app, user, invocation_id),
             keys.invocation_journal(app, user, invocation_id))]
         file_keys = [keys.artifact_versions(app, user, session_id, name) for name in files]
-        outbox = [keys.webhook_due(shard), keys.webhook_outbox(shard)]  # notifications of the cancellations
-        reply = await _DELETE(store.mux, [*fixed, *per_invocation, *file_keys, *outbox],
-                              [session_id, time.time(), len(ids), len(files), reason, error, *ids, *files])
+        reply = await DELETE_SESSION(
+            store.mux, **fixed, invocation_keys=per_invocation, file_keys=file_keys, session_id=session_id,
+            now=time.time(), invocation_count=len(ids), file_count=len(files), cancel_reason=reason,
+            error_json=error, invocation_ids=ids, filenames=files)
         if reply[0] == "ok":
             break
     else:

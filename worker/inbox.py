@@ -27,7 +27,7 @@ from redis.crc import key_slot
 from runtime.errors import UsageError
 from runtime.redis_store import keys
 from runtime.redis_store.codec import text
-from runtime.redis_store.lua import LuaScript
+from runtime.redis_store.scripts import PARKED_FINGERPRINT, PARKED_PAGE
 
 from .codec import decode_record
 from .listing import Page, check_page_size, decode_token, encode_token
@@ -35,85 +35,6 @@ from .record import InvocationRecord
 
 Pair = tuple[str, str]
 """(app, user)."""
-
-_MERGE = LuaScript("""
--- KEYS: parked indexes; ARGV: top ('+inf' or the cursor's score), last id ('' = from the start), count
--- Returns {total size of all KEYS, then (key number, member, score) of the newest `count` entries after the
--- cursor, newest first}. Equal scores order by member, descending, as ZREVRANGEBYSCORE returns them.
--- A k-way merge: each index gives its newest entry first and its next one only when that one is taken, so
--- the work is one read per index plus one per entry returned.
-local top, last, count = ARGV[1], ARGV[2], tonumber(ARGV[3])
-local top_score = tonumber(top)
-local function newer(a, b)
-  if a.score ~= b.score then return a.score > b.score end
-  return a.member > b.member
-end
-local function read(k, offset)  -- the index's entry at `offset` or later that is after the cursor
-  while true do
-    local got = redis.call('ZREVRANGEBYSCORE', KEYS[k], top, '-inf', 'WITHSCORES', 'LIMIT', offset, 1)
-    if #got == 0 then return nil end
-    local score = tonumber(got[2])
-    if last == '' or score < top_score or got[1] < last then
-      return {score = score, member = got[1], k = k, text = got[2], offset = offset}
-    end
-    offset = offset + 1
-  end
-end
-local heap = {}
-local function push(entry)
-  heap[#heap + 1] = entry
-  local i = #heap
-  while i > 1 and newer(heap[i], heap[math.floor(i / 2)]) do
-    local parent = math.floor(i / 2)
-    heap[i], heap[parent] = heap[parent], heap[i]
-    i = parent
-  end
-end
-local function pop()
-  local newest = heap[1]
-  heap[1] = heap[#heap]
-  heap[#heap] = nil
-  local i = 1
-  while true do
-    local left, right, pick = 2 * i, 2 * i + 1, i
-    if left <= #heap and newer(heap[left], heap[pick]) then pick = left end
-    if right <= #heap and newer(heap[right], heap[pick]) then pick = right end
-    if pick == i then return newest end
-    heap[i], heap[pick] = heap[pick], heap[i]
-    i = pick
-  end
-end
-local total = 0
-for k = 1, #KEYS do
-  total = total + redis.call('ZCARD', KEYS[k])
-  local head = read(k, 0)
-  if head then push(head) end
-end
-local reply = {total}
-while #heap > 0 and #reply < 1 + 3 * count do
-  local entry = pop()
-  reply[#reply + 1] = entry.k
-  reply[#reply + 1] = entry.member
-  reply[#reply + 1] = entry.text
-  local following = read(entry.k, entry.offset + 1)
-  if following then push(following) end
-end
-return reply
-""")
-
-_FINGERPRINT = LuaScript("""
--- KEYS: parked indexes. Returns {total size, a digest of each index's size and newest and oldest member}.
-local total, parts = 0, {}
-for k = 1, #KEYS do
-  local size = redis.call('ZCARD', KEYS[k])
-  total = total + size
-  if size > 0 then
-    parts[#parts + 1] = k .. ':' .. size .. ':' .. redis.call('ZRANGE', KEYS[k], -1, -1)[1] .. ':'
-      .. redis.call('ZRANGE', KEYS[k], 0, 0)[1]
-  end
-end
-return {total, redis.sha1hex(table.concat(parts, ' '))}
-""")
 
 
 async def user_pairs(redis: Any, apps: list[str], users: list[str] | None) -> list[Pair]:
@@ -135,8 +56,9 @@ async def parked_page(redis: Any, pairs: list[Pair], *, page_size: int = 25,
     if page_token:
         top, last = _cursor(page_token)
     groups = _slot_groups(redis, pairs)
-    replies = await asyncio.gather(*(_MERGE(redis, [keys.user_parked(*pairs[n]) for n in group],
-                                            [top, last, page_size + 1]) for group in groups))
+    replies = await asyncio.gather(*(
+        PARKED_PAGE(redis, parked_indexes=[keys.user_parked(*pairs[n]) for n in group], top=top, last_id=last,
+                    count=page_size + 1) for group in groups))
     total, found = 0, []
     for group, reply in zip(groups, replies, strict=True):
         total, flat = total + int(reply[0]), reply[1:]
@@ -160,8 +82,8 @@ async def parked_page(redis: Any, pairs: list[Pair], *, page_size: int = 25,
 async def fingerprint(redis: Any, pairs: list[Pair]) -> tuple[int, str]:
     """The parked total and a digest that changes when an invocation of ``pairs`` parks or leaves the inbox."""
     groups = _slot_groups(redis, pairs)
-    replies = await asyncio.gather(*(_FINGERPRINT(redis, [keys.user_parked(*pairs[n]) for n in group], [])
-                                     for group in groups))
+    replies = await asyncio.gather(*(
+        PARKED_FINGERPRINT(redis, parked_indexes=[keys.user_parked(*pairs[n]) for n in group]) for group in groups))
     if len(groups) == 1:
         total, digest = replies[0]
         return int(total), text(digest)

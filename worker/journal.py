@@ -6,7 +6,7 @@ call after a failover agree on whether it already ran.
 
 The hash sits beside the invocation's record (same hash tag) and has no TTL while the invocation may still
 run or resume, however long it stays parked; it expires with the record once the invocation is final
-(``worker.scripts``). ``begin`` refuses to start a call of an invocation that is final or gone: only a worker
+(the settle and cancel scripts). ``begin`` refuses to start a call of an invocation that is final or gone: only a worker
 that lost its lease (a cancel, a deleted session) can get there, and it must stop, not act.
 """
 
@@ -19,21 +19,13 @@ from typing import Any
 
 from runtime.errors import FencedOutError
 from runtime.redis_store import keys
-from runtime.redis_store.lua import LuaScript
 from runtime.redis_store.mux import queue_command
 from runtime.redis_store.replication import wait_for_replicas
+from runtime.redis_store.scripts import JOURNAL_BEGIN
 from runtime.tools.tool_journal import BaseToolJournal, ToolCallRecord
 
 log = logging.getLogger("agentq.worker")
 
-_BEGIN = LuaScript("""
--- KEYS: journal, record; ARGV: call_id
-local status = redis.call('HGET', KEYS[2], 'status')
-if not status or status == 'completed' or status == 'failed' or status == 'cancelled' then return {'over'} end
-local previous = redis.call('HGET', KEYS[1], ARGV[1])
-if not previous or previous == 's' then redis.call('HSET', KEYS[1], ARGV[1], 's') end
-return {'ok', previous}
-""")
 
 
 class RedisToolJournal(BaseToolJournal):
@@ -43,14 +35,14 @@ class RedisToolJournal(BaseToolJournal):
         self._store = store
         self._clients = store.clients
 
-    async def _keys(self, invocation_id: str) -> tuple[str, str]:
+    async def _keys(self, invocation_id: str) -> dict[str, str]:
         where = await self._store.locate(invocation_id)  # cached for every invocation the worker runs
-        return (keys.invocation_journal(where.app, where.user, invocation_id),
-                keys.invocation(where.app, where.user, invocation_id))
+        return {"journal": keys.invocation_journal(where.app, where.user, invocation_id),
+                "record": keys.invocation(where.app, where.user, invocation_id)}
 
     async def begin(self, invocation_id: str, function_call_id: str, tool_name: str) -> ToolCallRecord | None:
         mux = self._clients.mux()
-        reply = await _BEGIN(mux, await self._keys(invocation_id), [function_call_id])
+        reply = await JOURNAL_BEGIN(mux, **await self._keys(invocation_id), call_id=function_call_id)
         if reply[0] == "over":
             raise FencedOutError(f"invocation {invocation_id!r} is over (cancelled, or its session deleted); "
                                  f"call {function_call_id!r} of {tool_name!r} is not started")
@@ -61,7 +53,7 @@ class RedisToolJournal(BaseToolJournal):
 
     async def complete(self, invocation_id: str, function_call_id: str, response: dict[str, Any]) -> None:
         value = "c" + json.dumps(response, separators=(",", ":"), default=str)
-        journal, _ = await self._keys(invocation_id)
+        journal = (await self._keys(invocation_id))["journal"]
         command = ("HSET", journal, function_call_id, value)
         mux = self._clients.mux()
         # Not awaited: the write is queued on the connection the session service commits on, so it reaches Redis
@@ -75,7 +67,7 @@ class RedisToolJournal(BaseToolJournal):
 
     async def get(self, invocation_id: str, function_call_id: str) -> ToolCallRecord | None:
         """What the journal holds for one call (for tests and inspection)."""
-        journal, _ = await self._keys(invocation_id)
+        journal = (await self._keys(invocation_id))["journal"]
         return _decode(await self._clients.get().hget(journal, function_call_id))
 
 

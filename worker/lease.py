@@ -13,22 +13,22 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from runtime.redis_store import keys
-from runtime.redis_store.lua import LuaScript
+from runtime.redis_store.scripts import (
+    ACQUIRE,
+    ADD_PENDING,
+    CONSUME,
+    HEARTBEAT,
+    HEARTBEAT_MANY,
+    RELEASE,
+    SETTLE,
+)
 
-from . import scripts
 from .codec import decode_record, encode_fields, pending_json
 from .record import InvocationRecord, PendingCall
 from .store import InvocationStore, Where, status_data
 
-_ACQUIRE = LuaScript(scripts.ACQUIRE)
-_HEARTBEAT = LuaScript(scripts.HEARTBEAT)
-_HEARTBEAT_MANY = LuaScript(scripts.HEARTBEAT_MANY)
 HEARTBEAT_CHUNK = 500
 """Leases extended per script call on a single Redis node (one call per lease on a cluster)."""
-_ADD_PENDING = LuaScript(scripts.ADD_PENDING)
-_CONSUME = LuaScript(scripts.CONSUME)
-_SETTLE = LuaScript(scripts.SETTLE)
-_RELEASE = LuaScript(scripts.RELEASE)
 
 LEASE_TTL_S = 5.0
 """A dead worker's invocation is taken over this long after its last heartbeat (plus one reaper pass)."""
@@ -65,32 +65,14 @@ async def acquire(
 ) -> Claim | Refusal:
     """Take the session lease for ``invocation_id`` if it is the queue head and no one holds it."""
     where = await store.locate(invocation_id)
-    sessions = store.session_service
-    cluster = store.clients.is_cluster
-    loads = _ACQUIRE.loads
-    claiming = asyncio.ensure_future(_ACQUIRE(store.mux, [
-        store.record_key(invocation_id, where), keys.session_queue(where.app, where.user, where.session),
-        keys.session_lease(where.app, where.user, where.session),
-        keys.session_fence(where.app, where.user, where.session),
-        keys.session_stream(where.app, where.user, where.session),
-    ], [invocation_id, worker, int(ttl_s * 1000), time.time()]))
-    # The Runner's first read of the session rides right behind the claim (scheduled after it, so sent after it):
-    # no round trip of its own, and it sees the session as the claim left it (a stalled holder fenced out by the
-    # claim can commit nothing after it). Not on a Cluster: its client may send the read on another connection,
-    # ahead of the claim.
-    if not cluster:
-        sessions.prefetch(app_name=where.app, user_id=where.user, session_id=where.session)
-    try:
-        reply = await claiming
-    except BaseException:
-        sessions.drop_prefetch()
-        raise
-    if _ACQUIRE.loads != loads:
-        # The claim had to load its script first and so ran after the read sent behind it: the Runner reads for
-        # itself.
-        sessions.drop_prefetch()
+    reply = await ACQUIRE(
+        store.mux, record=store.record_key(invocation_id, where),
+        queue=keys.session_queue(where.app, where.user, where.session),
+        lease=keys.session_lease(where.app, where.user, where.session),
+        fence=keys.session_fence(where.app, where.user, where.session),
+        stream=keys.session_stream(where.app, where.user, where.session),
+        invocation_id=invocation_id, worker=worker, lease_ms=int(ttl_s * 1000), now=time.time())
     if reply[0] != "ok":
-        sessions.drop_prefetch()
         if reply[0] != "held":  # the holder (or the head's settle) is responsible for it now
             await store.mux.execute_command("ZREM", keys.dispatch_due(store.shard(where)), invocation_id)
         return reply[0]
@@ -112,11 +94,11 @@ async def heartbeat(store: InvocationStore, claims: list[Claim], ttl_s: float = 
     expiry = int((time.time() + ttl_s) * 1000)
     ttl_ms = int(ttl_s * 1000)
     if store.clients.is_cluster:
-        beats = [_HEARTBEAT(store.mux, [_lease(claim)], [claim.token, ttl_ms]) for claim in claims]
+        beats = [HEARTBEAT(store.mux, lease=_lease(claim), token=claim.token, lease_ms=ttl_ms) for claim in claims]
     else:  # one script call per chunk: a worker with hundreds of invocations beats them all every second
         chunks = [claims[i : i + HEARTBEAT_CHUNK] for i in range(0, len(claims), HEARTBEAT_CHUNK)]
-        beats = [_HEARTBEAT_MANY(store.mux, [_lease(c) for c in chunk], [ttl_ms, *[c.token for c in chunk]])
-                 for chunk in chunks]
+        beats = [HEARTBEAT_MANY(store.mux, leases=[_lease(c) for c in chunk], lease_ms=ttl_ms,
+                                tokens=[c.token for c in chunk]) for chunk in chunks]
     # Claims already settling are left out by the caller: their settle removes them from lease_expiries, and
     # this ZADD is written before any later settle's ZREM (one loop, one connection, in order). On a Cluster the
     # two may cross; a stale entry then only makes a reaper re-send a settled invocation's job, which is refused.
@@ -136,10 +118,11 @@ async def heartbeat(store: InvocationStore, claims: list[Claim], ttl_s: float = 
 
 async def add_pending(store: InvocationStore, claim: Claim, calls: list[PendingCall]) -> bool:
     """Record long-running calls as pending as soon as their event is committed (so responses are accepted)."""
-    args: list[str] = [claim.token]
+    pairs: list[str] = []
     for seq, call in enumerate(calls):
-        args += [call.id, pending_json(call, int(time.time() * 1000) * 100 + seq)]
-    ok = await _ADD_PENDING(store.mux, [store.record_key(claim.record.id, claim.where), _lease(claim)], args)
+        pairs += [call.id, pending_json(call, int(time.time() * 1000) * 100 + seq)]
+    ok = await ADD_PENDING(store.mux, record=store.record_key(claim.record.id, claim.where), lease=_lease(claim),
+                           token=claim.token, calls=pairs)
     deadlines = {f"{claim.record.id} {call.id}": call.deadline for call in calls if call.deadline}
     if ok and deadlines:  # rare: only with a park timeout
         await store.redis.zadd(keys.call_deadlines(store.shard(claim.where)), deadlines, nx=True)
@@ -150,8 +133,8 @@ async def consume_responses(store: InvocationStore, claim: Claim, fields: list[s
     """Drop responses that are now committed to the session."""
     if not fields:
         return True
-    return bool(await _CONSUME(store.mux, [store.record_key(claim.record.id, claim.where), _lease(claim)],
-                               [claim.token, *fields]))
+    return bool(await CONSUME(store.mux, record=store.record_key(claim.record.id, claim.where), lease=_lease(claim),
+                              token=claim.token, response_fields=fields))
 
 
 SettleOutcome = Literal["ok", "continue", "lost"]
@@ -172,15 +155,18 @@ async def settle(
         values["finished_at"] = now
     where = claim.where
     shard = store.shard(where)
-    reply = await _SETTLE(store.mux, [
-        store.record_key(claim.record.id, where), keys.session_queue(where.app, where.user, where.session),
-        _lease(claim), keys.session_stream(where.app, where.user, where.session),
-        keys.session_active_invocations(where.app, where.user, where.session),
-        keys.invocation_settled(where.app, where.user, claim.record.id), keys.lease_expiries(shard),
-        keys.dispatch_due(shard), keys.invocation_journal(where.app, where.user, claim.record.id),
-        keys.user_parked(where.app, where.user), keys.webhook_due(shard), keys.webhook_outbox(shard),
-    ], [claim.token, claim.record.id, status, now, status_data(status, detail), *store.stream_trim,
-        *encode_fields(values)])
+    reply = await SETTLE(
+        store.mux, record=store.record_key(claim.record.id, where),
+        queue=keys.session_queue(where.app, where.user, where.session), lease=_lease(claim),
+        stream=keys.session_stream(where.app, where.user, where.session),
+        active=keys.session_active_invocations(where.app, where.user, where.session),
+        settled=keys.invocation_settled(where.app, where.user, claim.record.id),
+        lease_expiries=keys.lease_expiries(shard), dispatch_due=keys.dispatch_due(shard),
+        journal=keys.invocation_journal(where.app, where.user, claim.record.id),
+        parked=keys.user_parked(where.app, where.user), webhook_due=keys.webhook_due(shard),
+        webhook_outbox=keys.webhook_outbox(shard),
+        token=claim.token, invocation_id=claim.record.id, status=status, now=now,
+        status_data=status_data(status, detail), **store.stream_trim, fields=encode_fields(values))
     if reply[0] != "ok":
         claim.settling = reply[0] != "continue"
         return reply[0], ""
@@ -195,7 +181,8 @@ async def hand_back(store: InvocationStore, claim: Claim) -> bool:
     worker; False when someone else holds the session by now (it is theirs to finish)."""
     claim.settling = True  # its own lease deletion must not read as a lost lease (and cancel the rest of this)
     record_key = store.record_key(claim.record.id, claim.where)
-    if not await _RELEASE(store.mux, [_lease(claim), record_key], [claim.token, claim.record.id]):
+    if not await RELEASE(store.mux, lease=_lease(claim), record=record_key, token=claim.token,
+                         invocation_id=claim.record.id):
         return False
     await store.mux.execute_command("ZREM", keys.lease_expiries(store.shard(claim.where)), claim.record.id)
     await store.dispatch_next(claim.record.id)

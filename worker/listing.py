@@ -20,7 +20,7 @@ from typing import Any, Generic, TypeVar
 
 from runtime.errors import UsageError
 from runtime.redis_store import keys
-from runtime.redis_store.lua import LuaScript
+from runtime.redis_store.scripts import SESSION_IDS
 from runtime.redis_store.session_layout import build_session
 
 from .codec import decode_record
@@ -31,18 +31,6 @@ MAX_PAGE_SIZE = 1000
 SCAN_BUDGET = 1000
 """Invocations one filtered page looks at, at most."""
 _CHUNK = 200
-
-_SESSION_IDS = LuaScript("""
--- KEYS: user_sessions (set), session_ids (sorted set, all scores 0); ARGV: after ('' = from the start), count
--- Sessions created before the sorted set existed are added to it first (the two counts differ then).
-if redis.call('SCARD', KEYS[1]) ~= redis.call('ZCARD', KEYS[2]) then
-  redis.call('DEL', KEYS[2])
-  for _, id in ipairs(redis.call('SMEMBERS', KEYS[1])) do redis.call('ZADD', KEYS[2], 0, id) end
-end
-local min = '-'
-if ARGV[1] ~= '' then min = '(' .. ARGV[1] end
-return redis.call('ZRANGE', KEYS[2], min, '+', 'BYLEX', 'LIMIT', 0, ARGV[2])
-""")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -161,8 +149,8 @@ async def sessions_page(store, app: str, user: str, *, page_size: int = 100, pag
     """A page of the user's sessions (without events, state merged as ``get_session`` merges it), by id."""
     check_page_size(page_size)
     after = str(decode_token(page_token, "s")[0]) if page_token else ""
-    ids = await _SESSION_IDS(store.mux, [keys.user_sessions(app, user), keys.user_session_ids(app, user)],
-                             [after, page_size + 1])
+    ids = await SESSION_IDS(store.mux, user_sessions=keys.user_sessions(app, user),
+                            session_ids=keys.user_session_ids(app, user), after=after, count=page_size + 1)
     more = len(ids) > page_size
     ids = ids[:page_size]
     commands = [("HGETALL", keys.app_state(app)), ("HGETALL", keys.user_state(app, user))]

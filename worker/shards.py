@@ -1,7 +1,7 @@
 """Shards of the reaper's and watchdog's sets on Redis Cluster: one per hash slot, beside the users it serves.
 
-The status scripts (``worker.scripts``) update the dispatch watchdog, the lease expiries, the call deadlines and
-the webhook outbox in the same step as a session's keys. On one Redis node those are single global keys. On a
+The status scripts (``runtime/redis_store/lua/invocations/``) update the dispatch watchdog, the lease expiries,
+the call deadlines and the webhook outbox in the same step as a session's keys. On one Redis node those are single global keys. On a
 Cluster a script may only touch keys of one slot, so each of those sets has one copy per slot in use, named
 with a *slot tag*: a short string that hashes to that slot (``agentq:{s:1f2}:dispatch_due`` lives in the same
 slot as every ``agentq:{app/user}:...`` key whose tag hashes there). Users who share a slot share its shard.

@@ -20,12 +20,11 @@ from runtime.errors import (
 from runtime.ids import new_invocation_id
 from runtime.redis_store import keys
 from runtime.redis_store.connection import LoopClients
-from runtime.redis_store.lua import LuaScript
 from runtime.redis_store.mux import queue_command
 from runtime.redis_store.replication import wait_for_replicas
+from runtime.redis_store.scripts import CANCEL, ENQUEUE, RESPOND
 from runtime.redis_store.streams import trim_args
 
-from . import scripts
 from .broker import broker_url, kombu_broker
 from .codec import decode_record, dumps, encode_fields, encode_record
 from .dispatch import DISPATCH_GRACE_S, Dispatcher
@@ -34,11 +33,6 @@ from .record import InvocationRecord
 from .retention import RetentionPolicy
 from .shards import register, shard_of
 from .webhook_config import ENV_NAMES, WebhookSettings
-
-_ENQUEUE = LuaScript(scripts.ENQUEUE)
-_RESPOND = LuaScript(scripts.RESPOND)
-_CANCEL = LuaScript(scripts.CANCEL)
-
 
 MAX_LOCATIONS = 100_000
 """Invocation locations kept in memory per store (oldest forgotten first; a miss costs one HGET)."""
@@ -84,8 +78,8 @@ class InvocationStore:
         return self.clients.get()
 
     @property
-    def stream_trim(self) -> list[int]:
-        """The stream trimming arguments (maxlen, slack, max age in ms) of the settle and cancel scripts."""
+    def stream_trim(self) -> dict[str, int]:
+        """The stream trimming arguments (``maxlen``, ``slack``, ``max_age_ms``) of the settle and cancel scripts."""
         return trim_args(self.retention.stream_maxlen, self.retention.stream_max_age_s)
 
     @property
@@ -106,7 +100,7 @@ class InvocationStore:
             from .session_service import WorkerSessionService
 
             # Commits trim the stream by length only; by age (a few Redis calls more) once per invocation, when
-            # it settles (worker.scripts.SETTLE, CANCEL), which every stream write is followed by.
+            # it settles (the SETTLE and CANCEL scripts), which every stream write is followed by.
             # On the store's own connections: the tool journal (worker.journal) queues its 'completed' record on
             # the same pipelined connection ahead of the commit of the tool's response event, which is what makes
             # a crash between the two leave the call in doubt rather than lose it (tests/worker/test_journal_order.py).
@@ -213,19 +207,19 @@ class InvocationStore:
         where = Where(app=app, user=user, session=session_id)
         shard = self.shard(where)
         await register(self.redis, shard)  # before the watchdog entry below is written to it
-        script_keys = [
-            keys.session_meta(app, user, session_id), self.record_key(record.id, where),
-            keys.session_queue(app, user, session_id), keys.user_invocations(app, user),
-            keys.session_stream(app, user, session_id), keys.session_active_invocations(app, user, session_id),
-        ]
-        args = [record.id, record.created_at, QUEUED, *encode_record(record),
-                "retention_s", repr(self.retention.settled_s)]
+        enqueue = dict(
+            session_meta=keys.session_meta(app, user, session_id), record=self.record_key(record.id, where),
+            queue=keys.session_queue(app, user, session_id), user_invocations=keys.user_invocations(app, user),
+            stream=keys.session_stream(app, user, session_id),
+            active=keys.session_active_invocations(app, user, session_id),
+            invocation_id=record.id, created_at=record.created_at, status_data=QUEUED,
+            fields=[*encode_record(record), "retention_s", repr(self.retention.settled_s)])
         if not self._scripts_loaded:  # so the EVALSHA below normally finds the script (no second round trip)
-            await self.mux.script_load(_ENQUEUE.source)
+            await self.mux.script_load(ENQUEUE.source)
             self._scripts_loaded = True
         replies = await self.batch(
             ("HSET", keys.invocation_index(), record.id, dumps([app, user, session_id])),
-            ("EVALSHA", _ENQUEUE.sha, len(script_keys), *script_keys, *args),
+            ENQUEUE.command(**enqueue),
             ("ZADD", keys.dispatch_due(shard), _ms(time.time() + DISPATCH_GRACE_S), record.id),
             # The sweeper's entry, from the start: nothing an invocation leaves outside its own keys (the
             # index entry, listing entries) can outlive it, whatever happens to the process that settles it.
@@ -234,7 +228,7 @@ class InvocationStore:
         )
         reply = replies[1]
         if isinstance(reply, NoScriptError):  # a server restart emptied the script cache
-            reply = await _ENQUEUE(self.mux, script_keys, args)
+            reply = await ENQUEUE(self.mux, **enqueue)
         failed = next((r for r in replies if isinstance(r, Exception) and not isinstance(r, NoScriptError)), None)
         if failed is not None or reply[0] == -1:
             await self.batch(("HDEL", keys.invocation_index(), record.id), ("ZREM", keys.dispatch_due(shard), record.id),
@@ -260,22 +254,22 @@ class InvocationStore:
         where = await self.locate(invocation_id)
         rkey = self.record_key(invocation_id, where)
         shard = self.shard(where)
-        args: list[Any] = [invocation_id, time.time(), _ms(time.time() + DISPATCH_GRACE_S),
-                           status_data("queued", {"resumed": True, **(detail or {})})]
+        answers: list[str] = []
         for response in responses:
             # A nameless response gets the pending call's name from the script (the model must see which
             # function answered); its JSON then has no "name" key and at least "id", so it can be spliced in.
             wire = response.model_dump(mode="json", exclude_none=True)
             if not response.name:
                 wire.pop("name", None)
-            args += [response.id, response.name or "", "1" if response.will_continue else "0", dumps(wire)]
+            answers += [response.id, response.name or "", "1" if response.will_continue else "0", dumps(wire)]
         # One round trip: validation, storing, requeueing, the watchdog entry and the record as stored.
-        reply = await _RESPOND(self.mux, [
-            rkey, keys.session_queue(where.app, where.user, where.session),
-            keys.session_stream(where.app, where.user, where.session), keys.dispatch_due(shard),
-            keys.call_deadlines(shard), keys.user_parked(where.app, where.user),
-            keys.webhook_due(shard), keys.webhook_outbox(shard),
-        ], args)
+        reply = await RESPOND(
+            self.mux, record=rkey, queue=keys.session_queue(where.app, where.user, where.session),
+            stream=keys.session_stream(where.app, where.user, where.session), dispatch_due=keys.dispatch_due(shard),
+            call_deadlines=keys.call_deadlines(shard), parked=keys.user_parked(where.app, where.user),
+            webhook_due=keys.webhook_due(shard), webhook_outbox=keys.webhook_outbox(shard),
+            invocation_id=invocation_id, now=time.time(), due_ms=_ms(time.time() + DISPATCH_GRACE_S),
+            status_data=status_data("queued", {"resumed": True, **(detail or {})}), responses=answers)
         outcome = reply[0]
         if outcome == "gone":
             raise InvocationNotFoundError(f"invocation {invocation_id!r} does not exist")
@@ -300,16 +294,18 @@ class InvocationStore:
         now = time.time()
         error = {"type": "InvocationCancelledError", "message": reason}
         fields = encode_fields({"cancel_reason": reason, "error": error, "finished_at": now})
-        reply = await _CANCEL(self.mux, [
-            self.record_key(invocation_id, where), keys.session_queue(where.app, where.user, where.session),
-            keys.session_lease(where.app, where.user, where.session),
-            keys.session_fence(where.app, where.user, where.session),
-            keys.session_stream(where.app, where.user, where.session),
-            keys.session_active_invocations(where.app, where.user, where.session),
-            keys.invocation_settled(where.app, where.user, invocation_id),
-            keys.invocation_journal(where.app, where.user, invocation_id), keys.user_parked(where.app, where.user),
-            keys.webhook_due(shard), keys.webhook_outbox(shard),
-        ], [invocation_id, now, status_data("cancelled", {"reason": reason}), *self.stream_trim, *fields])
+        reply = await CANCEL(
+            self.mux, record=self.record_key(invocation_id, where),
+            queue=keys.session_queue(where.app, where.user, where.session),
+            lease=keys.session_lease(where.app, where.user, where.session),
+            fence=keys.session_fence(where.app, where.user, where.session),
+            stream=keys.session_stream(where.app, where.user, where.session),
+            active=keys.session_active_invocations(where.app, where.user, where.session),
+            settled=keys.invocation_settled(where.app, where.user, invocation_id),
+            journal=keys.invocation_journal(where.app, where.user, invocation_id),
+            parked=keys.user_parked(where.app, where.user), webhook_due=keys.webhook_due(shard),
+            webhook_outbox=keys.webhook_outbox(shard), invocation_id=invocation_id, now=now,
+            status_data=status_data("cancelled", {"reason": reason}), **self.stream_trim, fields=fields)
         if reply[0] == "gone":
             raise InvocationNotFoundError(f"invocation {invocation_id!r} does not exist")
         if reply[0] == "final":

@@ -1,7 +1,7 @@
 """The webhook outbox in Redis: notifications waiting to be delivered, their claims, and the dead-letter list.
 
-The status scripts (``worker.scripts``' ``notify``) add a notification in the same step as the transition it
-reports: a JSON entry in ``keys.webhook_outbox()`` and its id in ``keys.webhook_due()`` scored by when it is
+The status scripts (``notify`` in ``runtime/redis_store/lua/lib/invocation_status.lua``) add a notification in
+the same step as the transition it reports: a JSON entry in ``keys.webhook_outbox()`` and its id in ``keys.webhook_due()`` scored by when it is
 next tried. Workers claim due ones (the claim pushes the score past the send, so no other worker sends it at the
 same time; a worker that dies mid-send leaves it to be claimed again after ``hold_s``), then record the outcome:
 delivered (gone), failed (tried again later) or dead (moved to the dead-letter list, newest ``DEAD_LIMIT`` kept).
@@ -16,37 +16,35 @@ from typing import Any
 
 from runtime.redis_store import keys
 from runtime.redis_store.codec import text
-from runtime.redis_store.lua import LuaScript
-
-from . import webhook_scripts as scripts
+from runtime.redis_store.scripts import (
+    WEBHOOK_CLAIM,
+    WEBHOOK_DEAD,
+    WEBHOOK_DELIVERED,
+    WEBHOOK_REDELIVER,
+    WEBHOOK_RETRY,
+)
 
 DEAD_LIMIT = 10_000
 """Dead letters kept; older ones are dropped as new ones arrive."""
-
-_CLAIM = LuaScript(scripts.CLAIM)
-_DELIVERED = LuaScript(scripts.DELIVERED)
-_RETRY = LuaScript(scripts.RETRY)
-_DEAD = LuaScript(scripts.DEAD)
-_REDELIVER = LuaScript(scripts.REDELIVER)
 
 
 async def claim(redis: Any, *, limit: int, hold_s: float, now: float | None = None) -> list[dict]:
     """Up to ``limit`` due notifications, each held for ``hold_s`` seconds from now (oldest due first)."""
     now_ms = _ms(time.time() if now is None else now)
-    raw = await _CLAIM(redis, [keys.webhook_due(), keys.webhook_outbox()], [now_ms, _ms(hold_s), limit])
+    raw = await WEBHOOK_CLAIM(redis, due=keys.webhook_due(), outbox=keys.webhook_outbox(), now_ms=now_ms,
+                              hold_ms=_ms(hold_s), limit=limit)
     return [json.loads(text(entry)) for entry in raw]
 
 
 async def delivered(redis: Any, entry: dict) -> None:
     """The receiver accepted it: it leaves the outbox."""
-    await _DELIVERED(redis, [keys.webhook_due(), keys.webhook_outbox(), keys.webhook_stats()], [entry["id"]])
+    await WEBHOOK_DELIVERED(redis, **_outbox_keys(), id=entry["id"])
 
 
 async def retry(redis: Any, entry: dict, *, at: float, error: str) -> None:
     """A failed attempt: try again at ``at`` (unix seconds), remembering the attempt count and the error."""
     entry = {**entry, "attempts": entry.get("attempts", 0) + 1, "last_error": error}
-    await _RETRY(redis, [keys.webhook_due(), keys.webhook_outbox(), keys.webhook_stats()],
-                 [entry["id"], json.dumps(entry), _ms(at)])
+    await WEBHOOK_RETRY(redis, **_outbox_keys(), id=entry["id"], entry_json=json.dumps(entry), next_ms=_ms(at))
 
 
 async def dead(redis: Any, entry: dict, *, error: str, now: float | None = None) -> None:
@@ -55,8 +53,8 @@ async def dead(redis: Any, entry: dict, *, error: str, now: float | None = None)
     member = f"{_ms(now):015d}:{entry['id']}"
     entry = {**entry, "attempts": entry.get("attempts", 0) + 1, "last_error": error, "dead_at": now,
              "member": member}
-    await _DEAD(redis, [keys.webhook_due(), keys.webhook_outbox(), keys.webhook_dead(), keys.webhook_dead_entries(),
-                        keys.webhook_stats()], [entry["id"], json.dumps(entry), member, DEAD_LIMIT])
+    await WEBHOOK_DEAD(redis, **_outbox_keys(), dead=keys.webhook_dead(), dead_entries=keys.webhook_dead_entries(),
+                       id=entry["id"], entry_json=json.dumps(entry), member=member, limit=DEAD_LIMIT)
 
 
 async def dead_letters(redis: Any, *, limit: int, after: str | None = None) -> tuple[list[dict], str | None]:
@@ -82,9 +80,10 @@ async def redeliver(redis: Any, entry: dict, *, now: float | None = None) -> boo
     now = time.time() if now is None else now
     fresh = {name: value for name, value in entry.items() if name not in ("member", "dead_at")}
     fresh.update(attempts=0, at=repr(now))
-    return bool(await _REDELIVER(redis, [keys.webhook_due(), keys.webhook_outbox(), keys.webhook_dead(),
-                                         keys.webhook_dead_entries()],
-                                 [entry["id"], json.dumps(fresh), entry["member"], _ms(now)]))
+    return bool(await WEBHOOK_REDELIVER(
+        redis, due=keys.webhook_due(), outbox=keys.webhook_outbox(), dead=keys.webhook_dead(),
+        dead_entries=keys.webhook_dead_entries(), id=entry["id"], entry_json=json.dumps(fresh),
+        member=entry["member"], now_ms=_ms(now)))
 
 
 async def stats(redis: Any) -> dict[str, float]:
@@ -101,3 +100,8 @@ async def stats(redis: Any) -> dict[str, float]:
 
 def _ms(seconds: float) -> int:
     return int(seconds * 1000)
+
+
+def _outbox_keys() -> dict[str, str]:
+    """The keys every outcome of a delivery touches: the due index, the outbox and the counters."""
+    return {"due": keys.webhook_due(), "outbox": keys.webhook_outbox(), "stats": keys.webhook_stats()}

@@ -1,11 +1,14 @@
-"""Which keys each session script touches, in the order the scripts expect, and how replies become a Session.
+"""Which keys each session script touches, named as its ``.lua`` header names them, and how replies become a
+Session.
 
-Key lists are cached: quoting the names costs about a tenth of a commit's client time.
+Key maps are cached (read-only views): quoting the names costs about a tenth of a commit's client time.
 """
 
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
+from types import MappingProxyType
 
 from ..events import Event
 from ..sessions.session import Session
@@ -14,29 +17,33 @@ from .codec import decode_state
 
 
 @functools.lru_cache(maxsize=4096)
-def create_keys(app: str, user: str, sid: str, app_apart: bool) -> tuple[str, ...]:
-    """KEYS of CREATE_SESSION: meta, state, user state, user's sessions (set and sorted), [app state, app users]."""
-    own = (keys.session_meta(app, user, sid), keys.session_state(app, user, sid), keys.user_state(app, user),
-           keys.user_sessions(app, user), keys.user_session_ids(app, user))
-    return own if app_apart else (*own, keys.app_state(app), keys.app_users(app))
+def create_keys(app: str, user: str, sid: str, app_apart: bool) -> Mapping[str, str]:
+    """KEYS of CREATE_SESSION (sessions/create_session.lua); app state and users left out when kept apart."""
+    own = {"meta": keys.session_meta(app, user, sid), "state": keys.session_state(app, user, sid),
+           "user_state": keys.user_state(app, user), "user_sessions": keys.user_sessions(app, user),
+           "session_ids": keys.user_session_ids(app, user)}
+    if not app_apart:
+        own.update(app_state=keys.app_state(app), app_users=keys.app_users(app))
+    return MappingProxyType(own)
 
 
 @functools.lru_cache(maxsize=4096)
-def read_keys(app: str, user: str, sid: str, app_apart: bool) -> tuple[str, ...]:
-    """KEYS of READ_SESSION: meta, state, user state, events, event times, [app state]."""
-    own = (keys.session_meta(app, user, sid), keys.session_state(app, user, sid), keys.user_state(app, user),
-           keys.session_events(app, user, sid), keys.session_event_times(app, user, sid))
-    return own if app_apart else (*own, keys.app_state(app))
+def read_keys(app: str, user: str, sid: str, app_apart: bool) -> Mapping[str, str]:
+    """KEYS of READ_SESSION and READ_SESSION_SINCE (sessions/read_session*.lua)."""
+    own = {"meta": keys.session_meta(app, user, sid), "state": keys.session_state(app, user, sid),
+           "user_state": keys.user_state(app, user), "events": keys.session_events(app, user, sid),
+           "times": keys.session_event_times(app, user, sid)}
+    if not app_apart:
+        own["app_state"] = keys.app_state(app)
+    return MappingProxyType(own)
 
 
 @functools.lru_cache(maxsize=4096)
-def commit_keys(app: str, user: str, sid: str, app_apart: bool) -> tuple[str, ...]:
-    """KEYS of COMMIT_EVENT: meta, state, user state, events, event times, stream, fence, active, [app state]."""
-    own = (keys.session_meta(app, user, sid), keys.session_state(app, user, sid), keys.user_state(app, user),
-           keys.session_events(app, user, sid), keys.session_event_times(app, user, sid),
-           keys.session_stream(app, user, sid), keys.session_fence(app, user, sid),
-           keys.session_active_invocations(app, user, sid))
-    return own if app_apart else (*own, keys.app_state(app))
+def commit_keys(app: str, user: str, sid: str, app_apart: bool) -> Mapping[str, str]:
+    """KEYS of COMMIT_EVENT (sessions/commit_event.lua)."""
+    own = {**read_keys(app, user, sid, app_apart), "stream": keys.session_stream(app, user, sid),
+           "fence": keys.session_fence(app, user, sid), "active": keys.session_active_invocations(app, user, sid)}
+    return MappingProxyType(own)
 
 
 def session_keys(app: str, user: str, sid: str) -> tuple[str, ...]:

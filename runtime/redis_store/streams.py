@@ -3,7 +3,7 @@
 Entries carry three fields: ``kind`` ('event' | 'status'), ``inv`` (the invocation id) and ``data`` (JSON:
 the event's camelCase dict, or ``{"status": ..., "detail": {...}}``). The session service's commit script
 XADDs committed events; partial events go out with ``publish_event``; the worker's status scripts
-(``worker/scripts.py``) XADD status entries in the same step as each status change. A reader resumes after any entry id (SSE ``Last-Event-ID``) and sees each entry once.
+(``runtime/redis_store/lua/invocations/``) XADD status entries in the same step as each status change. A reader resumes after any entry id (SSE ``Last-Event-ID``) and sees each entry once.
 
 Trimming: every XADD trims the stream once it is ``maxlen`` + 10% long (to ``maxlen``) or, with
 ``max_age_s``, holds entries older than that; but never at or after the *floor*, the first entry of the
@@ -48,15 +48,16 @@ class StreamEntry(BaseModel):
     data: dict[str, Any]
 
 
-def trim_args(maxlen: int, max_age_s: float | None) -> list[int]:
-    """The maxlen, slack and max-age (ms) arguments every XADD script takes."""
+def trim_args(maxlen: int, max_age_s: float | None) -> dict[str, int]:
+    """The ``maxlen``, ``slack`` and ``max_age_ms`` arguments every script that XADDs takes."""
     slack = max(1, maxlen // 10) if maxlen > 0 else 0
-    return [maxlen, slack, int(max_age_s * 1000) if max_age_s else 0]
+    return {"maxlen": maxlen, "slack": slack, "max_age_ms": int(max_age_s * 1000) if max_age_s else 0}
 
 
 async def _publish(client, app, user, sid, kind, invocation_id, data: str, maxlen, max_age_s) -> str:
-    stream_keys = [keys.session_stream(app, user, sid), keys.session_active_invocations(app, user, sid)]
-    entry = await PUBLISH_ENTRY(client, stream_keys, [kind, invocation_id, data, *trim_args(maxlen, max_age_s)])
+    entry = await PUBLISH_ENTRY(
+        client, stream=keys.session_stream(app, user, sid), active=keys.session_active_invocations(app, user, sid),
+        kind=kind, invocation_id=invocation_id, data=data, **trim_args(maxlen, max_age_s))
     return text(entry)
 
 

@@ -12,7 +12,6 @@ event loop (``redis_store/mux.py``); list and delete use redis-py.
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import time
 import uuid
 from typing import Any
@@ -35,9 +34,6 @@ from .state import check_serialisable, split_by_scope
 _Held = tuple[CachedHistory | None]
 """A read through the history cache: the cached entry it asked to be checked (None when there was none)."""
 
-_prefetched: contextvars.ContextVar[tuple[object, tuple[str, str, str], asyncio.Future, _Held | None] | None] = (
-    contextvars.ContextVar("agentq_prefetched_session", default=None))
-"""(service, session key, reply, held): a read sent ahead by a service (see ``prefetch``)."""
 
 
 class RedisSessionService(BaseSessionService):
@@ -89,10 +85,11 @@ class RedisSessionService(BaseSessionService):
         scopes = split_by_scope(state or {})
         now = time.time()
         script_keys = create_keys(app_name, user_id, session_id, self._app_apart)
-        args = [session_id, app_name, user_id, repr(now), *encode_pairs(scopes["session"]),
-                *encode_pairs(scopes["user"]), *encode_pairs({} if self._app_apart else scopes["app"])]
+        state_pairs = [*encode_pairs(scopes["session"]), *encode_pairs(scopes["user"]),
+                       *encode_pairs({} if self._app_apart else scopes["app"])]
         client = self._clients.get()
-        created = await CREATE_SESSION(self._clients.mux(), script_keys, args)
+        created = await CREATE_SESSION(self._clients.mux(), **script_keys, session_id=session_id, app=app_name,
+                                       user=user_id, now=repr(now), state_pairs=state_pairs)
         if not created:
             raise SessionExistsError(f"session {session_id!r} already exists for app {app_name!r}, user {user_id!r}")
         user_state, app_state = created
@@ -106,22 +103,6 @@ class RedisSessionService(BaseSessionService):
         meta = {"id": session_id, "app": app_name, "user": user_id, "last_update_time": repr(now), "version": "0"}
         return build_session(meta, json_mapping(scopes["session"]), app_state, user_state, [])
 
-    def prefetch(self, *, app_name: str, user_id: str, session_id: str) -> None:
-        """Send the session's read now; the next plain ``get_session`` of that session in this context takes
-        its reply instead of reading again. A worker sends it right behind its lease claim, so the Runner's
-        first read costs no round trip of its own; reads queue in order behind the claim, so it sees every
-        commit made before the lease was taken."""
-        key = (app_name, user_id, session_id)
-        read, held = self._read(key, None)
-        _prefetched.set((self, key, asyncio.ensure_future(read), held))
-
-    def drop_prefetch(self) -> None:
-        """Forget a prefetched read that will not be used."""
-        pending = _prefetched.get()
-        if pending is not None:
-            _prefetched.set(None)
-            pending[2].cancel()
-
     async def get_session(
         self, *, app_name: str, user_id: str, session_id: str, config: GetSessionConfig | None = None
     ) -> Session | None:
@@ -129,13 +110,8 @@ class RedisSessionService(BaseSessionService):
         recent = (config.num_recent_events or 0) if config else 0
         after = config.after_timestamp if config else None
         client = self._clients.get()
-        pending = _prefetched.get()
-        if pending is not None and config is None and pending[0] is self and pending[1] == key:
-            _prefetched.set(None)
-            reply, held = await pending[2], pending[3]
-        else:
-            read, held = self._read(key, config)
-            reply = await read
+        read, held = self._read(key, config)
+        reply = await read
         if reply is None:
             if self.histories is not None:
                 self.histories.discard(key)
@@ -162,12 +138,13 @@ class RedisSessionService(BaseSessionService):
         script_keys = read_keys(*key, self._app_apart)
         if config is None and self.histories is not None:
             entry = self.histories.get(key)
-            args = [0, 0, ""] if entry is None else [entry.version, entry.count, entry.digest]
-            return READ_SESSION_SINCE(self._clients.mux(), script_keys, args, retry=True), (entry,)
+            held = (0, 0, "") if entry is None else (entry.version, entry.count, entry.digest)
+            return READ_SESSION_SINCE(self._clients.mux(), **script_keys, held_version=held[0], held_count=held[1],
+                                      held_last_sha=held[2], retry=True), (entry,)
         recent = (config.num_recent_events or 0) if config else 0
         after = config.after_timestamp if config else None
-        args = [recent, "" if after is None else repr(after)]
-        return READ_SESSION(self._clients.mux(), script_keys, args, retry=True), None
+        return READ_SESSION(self._clients.mux(), **script_keys, recent=recent,
+                            after="" if after is None else repr(after), retry=True), None
 
     def _history(self, key: tuple[str, str, str], held: _Held, first: int, raw_events: list[str],
                  version: int) -> LentList | None:
@@ -268,9 +245,9 @@ class RedisSessionService(BaseSessionService):
         return event
 
     @property
-    def stream_trim(self) -> list[int]:
-        """The stream trimming arguments every commit passes (maxlen, slack, max age in ms)."""
-        return list(self._trim)
+    def stream_trim(self) -> dict[str, int]:
+        """The stream trimming arguments every commit passes (``maxlen``, ``slack``, ``max_age_ms``)."""
+        return dict(self._trim)
 
     async def _commit(self, session: Session, event: Event) -> None:
         app, user, sid = session.app_name, session.user_id, session.id
@@ -278,10 +255,12 @@ class RedisSessionService(BaseSessionService):
         fence = current_fence.get()
         script_keys = commit_keys(app, user, sid, self._app_apart)
         raw = event.to_json()
-        args = [session.version, "" if fence is None else str(fence), raw, repr(event.timestamp),
-                event.invocation_id, *self._trim, *_delta_args(scopes, self._app_apart)]
         # Retrying is safe: a commit that landed before its reply was lost is recognised and not repeated.
-        reply = await COMMIT_EVENT(self._clients.mux(), script_keys, args, retry=True)
+        reply = await COMMIT_EVENT(
+            self._clients.mux(), **script_keys, expected_version=session.version,
+            fence_token="" if fence is None else str(fence), event_json=raw,
+            timestamp=repr(event.timestamp), invocation_id=event.invocation_id, **self._trim,
+            state_pairs=_delta_args(scopes, self._app_apart), retry=True)
         outcome = text(reply[0])
         if outcome == "fenced":
             raise FencedOutError(

@@ -49,18 +49,3 @@ async def test_a_workers_invocations_of_one_session_run_on_its_kept_history_and_
     assert [c.model_dump() for c in shown] == [c.model_dump() for c in build_contents(stored.events,
                                                                                     "weather_agent", None)]
     await reader.aclose()
-
-
-async def test_a_claim_that_had_to_load_its_script_leaves_the_runner_no_read_from_before_it(executor, redis_url):
-    """After a restart of Redis (its scripts forgotten), a read another caller loaded first runs before a claim
-    that must load its own: the read sent behind the claim then predates the claim (and the fence it bumps)."""
-    import redis.asyncio as aioredis
-
-    store = executor.store
-    await store.session_service.create_session(app_name="weather", user_id="u", session_id="s")
-    async with aioredis.Redis.from_url(redis_url) as raw:
-        await raw.script_flush()
-    other_worker = RedisSessionService(redis_url, history_cache_bytes=1 << 20)
-    await other_worker.get_session(app_name="weather", user_id="u", session_id="s")  # loads the read script only
-    assert await _run(executor, "s", "Weather in Paris?") == ("completed", False)
-    await other_worker.aclose()

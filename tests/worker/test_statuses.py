@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import re
 
+from runtime.redis_store import scripts
 from runtime.statuses import FINAL, SETTLED, STATUSES
-from worker import scripts
+from worker.retention import DEFAULT_SETTLED_S
 
 # A status compared (`status == 'parked'`, `ARGV[3] ~= 'parked'`, `HGET(...,'status') == 'running'`) or written
 # (`'status', 'queued'` in an HSET) by a script.
@@ -14,7 +15,8 @@ _WRITTEN = re.compile(r"'HSET',[^)]*?'status',\s*'([a-z_]+)'")
 
 
 def _script_sources() -> dict[str, str]:
-    return {name: value for name, value in vars(scripts).items() if name.isupper() and isinstance(value, str)}
+    """Each script as it is sent (its libraries included)."""
+    return {name: script.source for name, script in scripts.ALL.items()}
 
 
 def test_every_status_the_lua_scripts_compare_or_write_is_in_the_vocabulary():
@@ -28,3 +30,9 @@ def test_every_status_the_lua_scripts_compare_or_write_is_in_the_vocabulary():
 def test_final_statuses_are_settled_and_settled_ones_are_statuses():
     assert FINAL < SETTLED < set(STATUSES)
     assert set(STATUSES) - SETTLED == {"queued", "running"}
+
+
+def test_the_lua_default_retention_is_the_workers():
+    source = scripts.SETTLE.source
+    [keep_ms] = re.findall(r"^local DEFAULT_KEEP_MS = (\d+)$", source, re.MULTILINE)
+    assert int(keep_ms) == int(DEFAULT_SETTLED_S * 1000)

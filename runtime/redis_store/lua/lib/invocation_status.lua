@@ -1,0 +1,58 @@
+-- The steps every invocation status change shares: its status entry on the session stream, the settled
+-- stream, retention once final, the pending calls, and the webhook notification.
+
+-- How long a final record is kept when it carries no retention of its own: worker.retention.DEFAULT_SETTLED_S
+-- in ms (tests/worker/test_statuses.py checks they agree).
+local DEFAULT_KEEP_MS = 604800000
+
+local function status_entry(stream, invocation_id, data)
+  return redis.call('XADD', stream, '*', 'kind', 'status', 'inv', invocation_id, 'data', data)
+end
+local function settled_entry(key, status, keep_ms)
+  redis.call('XADD', key, 'MAXLEN', '~', 16, '*', 'status', status)
+  redis.call('PEXPIRE', key, keep_ms)
+end
+local function entry_ms(entry_id)
+  return tonumber(string.match(entry_id, '^(%d+)'))
+end
+-- How long the record is kept once final: the retention it was stamped with at enqueue (older records: the
+-- default). Its settled stream and tool journal expire with it; the sweeper (worker.sweeper) removes the rest.
+local function keep_ms(record)
+  local seconds = redis.call('HGET', record, 'retention_s')
+  if seconds then return math.floor(tonumber(seconds) * 1000) end
+  return DEFAULT_KEEP_MS
+end
+local function expire_final(record, settled, journal, status)
+  local keep = keep_ms(record)
+  settled_entry(settled, status, keep)
+  redis.call('PEXPIRE', record, keep)
+  redis.call('PEXPIRE', journal, keep)
+end
+local function pending_ids(record)
+  local ids = {}
+  for _, field in ipairs(redis.call('HKEYS', record)) do
+    if string.sub(field, 1, 2) == 'p:' then
+      redis.call('HDEL', record, field)
+      ids[#ids + 1] = string.sub(field, 3)
+    end
+  end
+  return ids
+end
+-- A webhook notification of this transition joins the outbox (worker.webhook_outbox) in the same step, when the
+-- record has a webhook URL: a crash right after the change cannot lose it. Its id stays the same over retries;
+-- the invocation's next transition gets the next one. Call it after the record took its new status.
+local function notify(record, due, outbox, invocation_id, event, now, expired)
+  local url = redis.call('HGET', record, 'webhook')
+  if not url then return end
+  local id = invocation_id .. '-' .. redis.call('HINCRBY', record, 'webhook_seq', 1)
+  local calls = {}
+  for _, field in ipairs(redis.call('HKEYS', record)) do
+    if string.sub(field, 1, 2) == 'p:' then calls[#calls + 1] = redis.call('HGET', record, field) end
+  end
+  local f = redis.call('HMGET', record, 'app_name', 'user_id', 'session_id', 'status', 'error', 'cancel_reason')
+  redis.call('HSET', outbox, id, cjson.encode({
+    id = id, url = url, event = event, inv = invocation_id, app = f[1], user = f[2], session = f[3],
+    status = f[4], error = f[5] or '', reason = f[6] or '', calls = '[' .. table.concat(calls, ',') .. ']',
+    expired = expired, at = now, attempts = 0}))
+  redis.call('ZADD', due, math.floor(tonumber(now) * 1000), id)
+end

@@ -1,0 +1,55 @@
+-- trim_stream(stream, active, maxlen, slack, max_age_ms) and its helpers, for every script that XADDs.
+-- Stream ids are "ms-seq"; both halves fit a Lua number (a double) exactly.
+-- With a max age, a stream no invocation needs (none active) expires once its newest entry is that old:
+-- trimmed by age without waiting for a next write. An active invocation keeps it.
+local function expire_unneeded(stream, active, max_age_ms)
+  if max_age_ms <= 0 then return end
+  if redis.call('ZCARD', active) > 0 then
+    redis.call('PERSIST', stream)
+  else
+    redis.call('PEXPIRE', stream, max_age_ms)
+  end
+end
+
+local function id_less(a, b)
+  local da, db = string.find(a, '-', 1, true), string.find(b, '-', 1, true)
+  local am, bm = tonumber(string.sub(a, 1, da - 1)), tonumber(string.sub(b, 1, db - 1))
+  if am ~= bm then return am < bm end
+  return tonumber(string.sub(a, da + 1)) < tonumber(string.sub(b, db + 1))
+end
+
+-- Trim entries beyond maxlen (+slack, so trimming is batched) or older than max_age_ms, but never an
+-- entry at or after the first entry of the oldest active invocation (the floor).
+local function trim_entries(stream, active, maxlen, slack, max_age_ms)
+  local len = redis.call('XLEN', stream)
+  local too_long = maxlen > 0 and len > maxlen + slack
+  if not too_long and max_age_ms <= 0 then return end
+  local oldest = redis.call('XRANGE', stream, '-', '+', 'COUNT', 1)[1]
+  if not oldest then return end
+  local age_cut = nil
+  if max_age_ms > 0 then
+    local now = redis.call('TIME')
+    age_cut = string.format('%d-0', tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000) - max_age_ms)
+    if not too_long and not id_less(oldest[1], age_cut) then return end  -- nothing is old enough yet
+  end
+  local floor = redis.call('ZRANGE', active, 0, 0, 'WITHSCORES')
+  local floor_id = nil
+  if floor[1] then floor_id = string.format('%d-0', tonumber(floor[2])) end
+  if floor_id and not id_less(oldest[1], floor_id) then return end
+  local cutoff = nil
+  if too_long then
+    local head = redis.call('XRANGE', stream, '-', '+', 'COUNT', len - maxlen + 1)
+    cutoff = head[#head][1]
+  end
+  if age_cut and id_less(oldest[1], age_cut) and (cutoff == nil or id_less(cutoff, age_cut)) then
+    cutoff = age_cut
+  end
+  if cutoff == nil then return end
+  if floor_id and id_less(floor_id, cutoff) then cutoff = floor_id end
+  if id_less(oldest[1], cutoff) then redis.call('XTRIM', stream, 'MINID', cutoff) end
+end
+
+local function trim_stream(stream, active, maxlen, slack, max_age_ms)
+  trim_entries(stream, active, maxlen, slack, max_age_ms)
+  expire_unneeded(stream, active, max_age_ms)
+end

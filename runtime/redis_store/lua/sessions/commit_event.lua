@@ -1,0 +1,35 @@
+-- uses: stream_trim, hash_pairs
+-- Commit one event to a session: the one script every event of every invocation is committed by. It checks
+-- the fence and the version, appends the event, applies its state delta by scope, bumps the version and XADDs
+-- the event to the session stream, in one step.
+-- KEYS: meta, state, user_state, events, times, stream, fence, active, [app_state]
+-- ARGV: expected_version, fence_token, event_json, timestamp, invocation_id, maxlen, slack, max_age_ms,
+--       state_pairs...
+--   expected_version: '' = whatever it is now; fence_token: '' = unchecked;
+--   state_pairs: the session's, the user's and the app's delta, each as a pair count then that many pairs
+local meta = redis.call('HMGET', KEYS[1], 'version', 'max_ts')
+if not meta[1] then return {'missing'} end
+if ARGV[2] ~= '' then
+  local held = redis.call('GET', KEYS[7])
+  if held ~= ARGV[2] then return {'fenced', held or ''} end
+end
+if ARGV[1] ~= '' and meta[1] ~= ARGV[1] then
+  -- A client retrying a commit whose reply it lost finds its own event on top: report success, add nothing.
+  if tonumber(meta[1]) == tonumber(ARGV[1]) + 1 and redis.call('LINDEX', KEYS[4], -1) == ARGV[3] then
+    return {'ok', tonumber(meta[1]), ''}
+  end
+  return {'stale', meta[1]}
+end
+local n = redis.call('RPUSH', KEYS[4], ARGV[3])
+-- Scores are the running maximum of timestamps, so the first index at or after a time is one ZRANGEBYSCORE.
+local score = ARGV[4]
+if meta[2] and tonumber(meta[2]) > tonumber(score) then score = meta[2] end
+redis.call('ZADD', KEYS[5], score, string.format('%012d', n - 1))
+local i = hset_from(KEYS[2], 9)
+i = hset_from(KEYS[3], i)
+hset_from(KEYS[9], i)
+local new_version = tonumber(meta[1]) + 1
+redis.call('HSET', KEYS[1], 'version', tostring(new_version), 'last_update_time', ARGV[4], 'max_ts', score)
+local entry = redis.call('XADD', KEYS[6], '*', 'kind', 'event', 'inv', ARGV[5], 'data', ARGV[3])
+trim_stream(KEYS[6], KEYS[8], tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8]))
+return {'ok', new_version, entry}

@@ -1,0 +1,22 @@
+-- uses: hash_pairs
+-- Create a session (its meta, state, and the user's listing entries).
+-- KEYS: meta, state, user_state, user_sessions, session_ids, [app_state, app_users]
+-- ARGV: session_id, app, user, now, state_pairs...
+--   state_pairs: the session's, the user's and the app's state, each as a pair count then that many pairs.
+-- Returns 0 when the id is taken, else {user state, app state} (flat HGETALL replies).
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], 'id', ARGV[1], 'app', ARGV[2], 'user', ARGV[3], 'version', '0',
+           'last_update_time', ARGV[4])
+local i = hset_from(KEYS[2], 5)
+i = hset_from(KEYS[3], i)
+hset_from(KEYS[6], i)
+redis.call('SADD', KEYS[4], ARGV[1])
+-- Only when the sorted index is complete (its count matches): otherwise a listing rebuilds it from the set.
+if redis.call('ZCARD', KEYS[5]) == redis.call('SCARD', KEYS[4]) - 1 then redis.call('ZADD', KEYS[5], 0, ARGV[1]) end
+local app_state = {}
+if KEYS[7] then
+  redis.call('SADD', KEYS[7], ARGV[3])
+  app_state = redis.call('HGETALL', KEYS[6])
+end
+-- A new session sees app and user state written by earlier sessions too.
+return {redis.call('HGETALL', KEYS[3]), app_state}
