@@ -17,13 +17,12 @@ from .settings import ApiSettings
 
 @dataclass(kw_only=True)
 class Services:
-    """What the routes talk to. ``queue`` is a worker.client.AgentqClient (None: queue routes answer 503)."""
+    """What the routes talk to. ``queue`` is a worker.client.AgentqClient, the one way to Redis: every read and
+    write beyond the two services goes through it (None: in-process, without Redis; queue routes answer 503)."""
 
     session_service: BaseSessionService
     artifact_service: BaseArtifactService
     queue: Any = None
-    redis: Any = None
-    """An async redis client for the session stream and metrics (None when running without Redis)."""
 
 
 async def get_settings(request: Request) -> ApiSettings:

@@ -11,11 +11,10 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import ValidationError
-from redis.exceptions import RedisError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from runtime import errors
-from runtime.redis_store.availability import is_store_unavailable
+from worker.store_errors import StoreError, is_store_unavailable
 
 from .auth import ForbiddenError, UnauthorizedError
 
@@ -40,14 +39,10 @@ def status_for(exc: BaseException) -> int:
     for error_type, status in STATUS_BY_ERROR:
         if isinstance(exc, error_type):
             return status
-    if _is_redis_unavailable(exc):
+    # a dropped connection, a restart (refused, or LOADING its AOF), a failover (READONLY): 503, try again soon
+    if is_store_unavailable(exc):
         return 503
     return 500
-
-
-def _is_redis_unavailable(exc: BaseException) -> bool:
-    # a dropped connection, a restart (refused, or LOADING its AOF), a failover (READONLY): 503, try again soon
-    return is_store_unavailable(exc)
 
 
 def error_body(exc: BaseException) -> dict:
@@ -101,8 +96,8 @@ def install_error_handlers(app: FastAPI) -> None:
 
     # Registered apart from Exception: Starlette re-raises what the catch-all handler answered into the server,
     # which then drops the connection; these are answered by the inner exception middleware instead.
-    @app.exception_handler(RedisError)
-    async def _redis_error(request: Request, exc: RedisError) -> JSONResponse:
+    @app.exception_handler(StoreError)
+    async def _store_error(request: Request, exc: StoreError) -> JSONResponse:
         return await _unexpected(request, exc)
 
     @app.exception_handler(Exception)

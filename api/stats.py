@@ -1,23 +1,23 @@
-"""Scrape-time figures for /metrics: invocations by status and the broker queue's depth, read from Redis."""
+"""Scrape-time figures for /metrics: invocations by status, the broker queue's depth and the webhook outbox, read
+through the client (``client.ops``)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from worker import webhook_outbox
-from worker.status_counts import count_by_status
+from worker.dispatch import QUEUE
 
 
-def redis_stats_provider(redis: Any, *, queue_name: str):
-    """A StatsProvider reading invocation statuses (sampled: worker.status_counts) and LLEN of the run queue."""
+def client_stats_provider(client: Any):
+    """A StatsProvider reading invocation statuses (sampled: worker.status_counts), the run queue's depth and the
+    webhook figures of ``client`` (a worker.client.AgentqClient)."""
 
     async def provider() -> dict[str, dict[str, float]]:
-        counts, _sampled = await count_by_status(redis)
+        counts, _sampled = await client.ops.status_counts()
         return {
             "invocations": {status: float(count) for status, count in counts.items()},
-            "queue_depth": {queue_name: float(await redis.llen(queue_name))},
-            "webhooks": await webhook_outbox.stats(redis),
+            "queue_depth": {QUEUE: float(await client.ops.queue_depth())},
+            "webhooks": await client.ops.webhook_stats(),
         }
 
     return provider
-

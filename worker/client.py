@@ -54,13 +54,25 @@ class AgentqClient:
         give every process of a deployment the same one, e.g. ``RetentionPolicy.from_env()``); ``webhooks``:
         the per-app webhook URLs of invocations enqueued without their own (``WebhookSettings.from_env()``)."""
         from .local_redis import discover_url
+        from .reads import DeadLetters, InboxReads, OpsReads, SessionTraces
         from .store import InvocationStore
 
         self.redis_url = redis_url = redis_url or discover_url()
         self._store = InvocationStore(redis_url, celery_app=celery_app, retention=retention, webhooks=webhooks)
+        self._artifact_service = None
+        self.ops = OpsReads(self._store)
+        """Redis answering, workers alive, the run queue's depth, invocations by status, webhook figures."""
+        self.inbox = InboxReads(self._store)
+        """The parked invocations across apps and users (the approvers' inbox)."""
+        self.dead_letters = DeadLetters(self._store)
+        """Webhook notifications given up on, and sending one again."""
+        self.traces = SessionTraces(self._store)
+        """The spans saved for a session, and which users have a session of a given id."""
 
     async def aclose(self) -> None:
         """Close the Redis connections."""
+        if self._artifact_service is not None:
+            await self._artifact_service.aclose()
         await self._store.aclose()
 
     async def __aenter__(self) -> AgentqClient:
@@ -73,6 +85,15 @@ class AgentqClient:
     def session_service(self):
         """The RedisSessionService on the same Redis (read sessions, list them, delete them)."""
         return self._store.session_service
+
+    @property
+    def artifact_service(self):
+        """A RedisArtifactService on the same Redis (made on first use, closed with the client)."""
+        if self._artifact_service is None:
+            from runtime.artifacts import RedisArtifactService
+
+            self._artifact_service = RedisArtifactService(self.redis_url)
+        return self._artifact_service
 
     async def create_session(
         self,
@@ -141,6 +162,10 @@ class AgentqClient:
     async def stream_position(self, invocation_id: str) -> str:
         """The newest entry id of the invocation's session stream: pass it as ``after`` to see only what follows."""
         return await reading.stream_position(self._store, invocation_id)
+
+    async def session_position(self, app_name: str, user_id: str, session_id: str) -> str:
+        """The newest entry id of a session's stream ('0-0' when it is empty or gone)."""
+        return await reading.session_position(self._store, app_name, user_id, session_id)
 
     async def session_events(
         self, app_name: str, user_id: str, session_id: str, after: str | None = None, *, follow: bool = True

@@ -79,7 +79,13 @@ async def _ended_with_session(store: InvocationStore, where, invocation_id: str)
 async def stream_position(store: InvocationStore, invocation_id: str) -> str:
     """The newest entry id of the invocation's session stream."""
     where = await store.locate(invocation_id)
-    return await streams.last_entry_id(store.redis, where.app, where.user, where.session)
+    return await session_position(store, where.app, where.user, where.session)
+
+
+async def session_position(store: InvocationStore, app: str, user: str, session_id: str) -> str:
+    """The newest entry id of the session's stream ('0-0' when it is empty or gone)."""
+    return await streams.last_entry_id(store.redis, app, user, session_id)
+
 
 async def follow_session(
     store: InvocationStore, app: str, user: str, session_id: str, after: str | None = None, *, follow: bool = True

@@ -4,7 +4,7 @@
 ``pageToken``); ``GET /inbox/events`` is an SSE stream with an ``event: inbox`` frame at once and whenever an
 invocation parks or leaves the inbox, so a page reloads its list only when there is something new. Parks land
 in many users' indexes and no stream carries them all, so the stream looks for a change itself, once a second
-(one script call over the caller's parked indexes, ``worker.inbox.fingerprint``).
+(one script call over the caller's parked indexes, ``client.inbox.fingerprint``).
 """
 
 from __future__ import annotations
@@ -41,23 +41,19 @@ class InboxPage(WireModel):
 async def visible_pairs(services: Services, settings: ApiSettings, caller: Caller, app: str | None,
                         user: str | None) -> list[tuple[str, str]]:
     """The (app, user) pairs whose parked invocations the caller may see, narrowed by ``app`` and ``user``."""
-    from worker import inbox
-
-    queue_of(services)  # 503 without a queue, as the other queue routes
-    apps = settings.app_names or await _announced_apps(services.redis)
+    client = queue_of(services)  # 503 without a queue, as the other queue routes
+    apps = settings.app_names or await _announced_apps(client)
     apps = [name for name in apps if caller.allows_app(name) and app in (None, name)]
     users = None if caller.grant is None or WILDCARD in caller.grant.users else list(caller.grant.users)
     if user is not None:
         users = [user] if users is None or user in users else []
-    pairs = await inbox.user_pairs(services.redis, apps, users)
+    pairs = await client.inbox.user_pairs(apps, users)
     return [(a, u) for a, u in pairs if caller.allows(a, u)]
 
 
-async def _announced_apps(redis: Any) -> list[str]:
+async def _announced_apps(client: Any) -> list[str]:
     """With no app list configured (any app is served): the apps the live workers run."""
-    from worker.workers_alive import alive_workers
-
-    return sorted({name for worker in await alive_workers(redis) for name in worker.apps})
+    return sorted({name for worker in await client.ops.alive_workers() for name in worker.apps})
 
 
 @router.get("/inbox")
@@ -71,10 +67,8 @@ async def get_inbox(
     services: Services = Depends(get_services),
 ) -> InboxPage:
     """Parked invocations (waiting on a person) of every app and user the key may see, newest first."""
-    from worker import inbox
-
     pairs = await visible_pairs(services, settings, caller, app, user)
-    page, total = await inbox.parked_page(services.redis, pairs, page_size=limit, page_token=page_token)
+    page, total = await services.queue.inbox.parked_page(pairs, page_size=limit, page_token=page_token)
     return InboxPage(invocations=[InvocationOut.from_record(record) for record in page.items],
                      next_page_token=page.next_page_token, total=total)
 
@@ -88,8 +82,6 @@ async def inbox_events(
     services: Services = Depends(get_services),
 ) -> EventStreamResponse:
     """SSE: ``event: inbox`` ``{"total": n}`` at once and each time the inbox (with these filters) changes."""
-    from worker import inbox
-
     await visible_pairs(services, settings, caller, app, user)  # refuse at once what the stream would refuse
 
     async def changes() -> AsyncIterator[bytes]:
@@ -97,7 +89,7 @@ async def inbox_events(
         while True:
             # Users who park their first invocation later are picked up: the pairs are read again each time.
             pairs = await visible_pairs(services, settings, caller, app, user)
-            total, digest = await inbox.fingerprint(services.redis, pairs)
+            total, digest = await services.queue.inbox.fingerprint(pairs)
             if digest != seen:
                 seen = digest
                 yield frame(json.dumps({"total": total}), event="inbox")

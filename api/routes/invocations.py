@@ -85,7 +85,7 @@ async def enqueue(
         webhook=body.webhook,
     )
     metrics.enqueued.inc()
-    await log_if_unserved(services.redis, scope.app_name, invocation_id)
+    await log_if_unserved(services.queue, scope.app_name, invocation_id)
     return EnqueueResponse(
         invocation_id=invocation_id,
         events_url=f"/invocations/{invocation_id}/events",
@@ -104,7 +104,7 @@ async def get_invocation(
     when it is queued and no alive worker serves its app."""
     record = await visible_record(services, settings, caller, invocation_id)
     view = InvocationOut.from_record(record)
-    view.notice = await waiting_notice(services.redis, record.app_name, record.status)
+    view.notice = await waiting_notice(services.queue, record.app_name, record.status)
     return view
 
 

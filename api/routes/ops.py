@@ -6,8 +6,6 @@ from fastapi import APIRouter, Request, Response
 from fastapi.responses import JSONResponse
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from worker.workers_alive import alive_workers
-
 router = APIRouter(tags=["ops"])
 
 
@@ -17,12 +15,12 @@ async def health(request: Request):
 
     ``workers`` counts the workers alive (heartbeats); with none, ``warning`` says that invocations only queue.
     The status stays ``ok``: the API itself serves, and a load balancer must not take it out for that."""
-    redis = request.app.state.services.redis
-    if redis is None:
+    queue = request.app.state.services.queue
+    if queue is None:  # in-process, without Redis
         return {"status": "ok", "redis": "not used"}
     try:
-        await redis.ping()
-        workers = len(await alive_workers(redis))
+        await queue.ops.check_store()
+        workers = len(await queue.ops.alive_workers())
     except Exception as exc:
         return JSONResponse({"status": "unavailable", "redis": str(exc) or type(exc).__name__}, status_code=503)
     body = {"status": "ok", "redis": "ok", "workers": workers}

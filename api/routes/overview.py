@@ -42,21 +42,16 @@ async def summary(
     services: Services = Depends(get_services),
 ) -> SummaryOut:
     """Invocations by status (those the key may see), the run queue's depth, and the workers alive."""
-    from worker.dispatch import QUEUE
-    from worker.inbox import fingerprint
-    from worker.status_counts import count_by_status
-    from worker.workers_alive import alive_workers
-
-    pairs = await visible_pairs(services, settings, caller, None, None)
-    redis = services.redis
+    pairs = await visible_pairs(services, settings, caller, None, None)  # 503 without a queue
+    client = services.queue
 
     def visible(app: str, user: str) -> bool:
         return (not settings.app_names or app in settings.app_names) and caller.allows(app, user)
 
-    counts, sampled = await count_by_status(redis, visible=visible)
-    counts["parked"], _ = await fingerprint(redis, pairs)
-    workers = await alive_workers(redis)
+    counts, sampled = await client.ops.status_counts(visible)
+    counts["parked"], _ = await client.inbox.fingerprint(pairs)
+    workers = await client.ops.alive_workers()
     return SummaryOut(
-        counts=counts, sampled=sampled, queue_depth=await redis.llen(QUEUE), workers_alive=len(workers),
+        counts=counts, sampled=sampled, queue_depth=await client.ops.queue_depth(), workers_alive=len(workers),
         workers=[WorkerOut(name=w.name, last_beat=w.last_beat, apps=w.apps) for w in workers],
     )

@@ -8,7 +8,6 @@ from typing import Any
 
 from fastapi import APIRouter, Depends, Header, Query, Response
 
-from runtime.redis_store.streams import last_entry_id
 from runtime.statuses import FINAL
 
 from ..auth import Caller
@@ -87,7 +86,7 @@ async def invocation_events(
     resume_from = resume_point(last_event_id, after)
     record = await visible_record(services, settings, caller, invocation_id)
     if resume_from is not None:
-        newest = await last_entry_id(services.redis, record.app_name, record.user_id, record.session_id)
+        newest = await queue_of(services).session_position(record.app_name, record.user_id, record.session_id)
         if record.status not in FINAL:  # running or parked: later entries may still come
             check_not_past(newest, resume_from)
         # A deleted session's stream is gone ("0-0"): the reader ends with the record's status, so let it.
@@ -99,7 +98,7 @@ async def invocation_events(
         resume_from = entry_before(record.first_entry)
     entries = queue_of(services).events(invocation_id, after=resume_from)
     frames = entry_frames(entries, metrics)
-    notice = await waiting_notice(services.redis, record.app_name, record.status)
+    notice = await waiting_notice(services.queue, record.app_name, record.status)
     if notice is not None:
         frames = _after_notice(invocation_id, notice, frames)
     return sse_response(frames, settings)
@@ -128,6 +127,6 @@ async def session_events(
     queue = queue_of(services)
     await load_session(services, scope, session_id)
     if resume_from is not None:
-        check_not_past(await last_entry_id(services.redis, scope.app_name, scope.user_id, session_id), resume_from)
+        check_not_past(await queue.session_position(scope.app_name, scope.user_id, session_id), resume_from)
     entries = queue.session_events(scope.app_name, scope.user_id, session_id, after=resume_from, follow=True)
     return sse_response(entry_frames(entries, metrics), settings)

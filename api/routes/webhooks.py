@@ -10,7 +10,6 @@ import re
 from fastapi import APIRouter, Depends, Path, Query
 
 from runtime.errors import NotFoundError, UsageError
-from worker import webhook_outbox as outbox
 
 from ..auth import Caller
 from ..deps import Services, get_caller, get_services, get_settings
@@ -75,10 +74,10 @@ async def dead_letters(
     services: Services = Depends(get_services),
 ) -> DeadLetterPage:
     """Dead letters the key may see, newest first (a page may hold fewer than ``limit`` for a narrow key)."""
-    queue_of(services)  # 503 without a queue, as the other queue routes
+    letters = queue_of(services).dead_letters  # 503 without a queue, as the other queue routes
     if page_token is not None and not _TOKEN.fullmatch(page_token):
         raise UsageError(f"pageToken {page_token!r} was not handed out by this API")
-    entries, next_token = await outbox.dead_letters(services.redis, limit=limit, after=page_token)
+    entries, next_token = await letters.page(limit=limit, after=page_token)
     visible = [DeadLetterOut.from_entry(entry) for entry in entries if _visible(entry, settings, caller)]
     return DeadLetterPage(dead_letters=visible, next_page_token=next_token)
 
@@ -91,8 +90,8 @@ async def redeliver(
     services: Services = Depends(get_services),
 ) -> RedeliveryOut:
     """Send a dead letter again: back in the outbox with a fresh retry window and the same ``webhook-id``."""
-    queue_of(services)
-    entry = await outbox.dead_letter(services.redis, delivery_id)
-    if entry is None or not _visible(entry, settings, caller) or not await outbox.redeliver(services.redis, entry):
+    letters = queue_of(services).dead_letters
+    entry = await letters.get(delivery_id)
+    if entry is None or not _visible(entry, settings, caller) or not await letters.redeliver(entry):
         raise NotFoundError(f"dead letter {delivery_id!r} not found")
     return RedeliveryOut(delivery_id=delivery_id)

@@ -92,18 +92,17 @@ async def test_adk_dev_server_features_agentq_does_not_serve_answer_404_naming_t
 
 
 async def test_the_trace_route_answers_the_spans_the_runners_saved_for_the_session(redis_url):
-    import redis.asyncio as aioredis
-
     from runtime.sessions.redis_session_service import RedisSessionService
     from runtime.tracing import RedisSpanStore
+    from worker.client import AgentqClient
 
-    sessions, client = RedisSessionService(redis_url), aioredis.Redis.from_url(redis_url)
+    sessions, client = RedisSessionService(redis_url), AgentqClient(redis_url)
     spans = RedisSpanStore(redis_url)
     await sessions.create_session(app_name="weather", user_id="alice", session_id="s1")
     span = {"name": "invoke_agent forecaster", "trace_id": "e-1", "span_id": "a", "parent_span_id": None,
             "start_time": 1, "end_time": 2, "attributes": {"gen_ai.conversation.id": "s1"}, "logs": []}
     await spans.save(app_name="weather", user_id="alice", session_id="s1", spans=[span])
-    services = Services(session_service=sessions, artifact_service=InMemoryArtifactService(), redis=client)
+    services = Services(session_service=sessions, artifact_service=InMemoryArtifactService(), queue=client)
     keyed = ApiSettings(app_names=["weather"], keys=parse_keys({"bob-key-000002": {"users": ["bob"], "apps": ["*"]}}))
     async with make_client(create_app(ApiSettings(app_names=["weather"]), services)) as http:
         found = (await http.get("/dev/apps/weather/debug/trace/session/s1")).json()

@@ -1,0 +1,137 @@
+"""What the client reads about the deployment beyond single invocations: ``client.ops`` (Redis answering, workers
+alive, the run queue, invocations by status), ``client.inbox`` (parked invocations across users),
+``client.dead_letters`` (webhook notifications given up on) and ``client.traces`` (a session's saved spans).
+
+Each is bound to the client's store and uses its connections, so a caller such as the HTTP API names no key and
+sends no command: which keys hold what stays the worker's business (``tests/api/test_api_reads_through_client.py``).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from runtime.redis_store import keys
+from runtime.redis_store.codec import text
+
+from . import inbox, webhook_outbox
+from .dispatch import QUEUE
+from .status_counts import count_by_status
+from .workers_alive import AliveWorker, alive_workers
+
+if TYPE_CHECKING:
+    from .inbox import Pair
+    from .listing import Page
+    from .record import InvocationRecord
+    from .store import InvocationStore
+
+ALIVE_FRESH_S = 1.0
+"""How long one read of the workers' beats answers ``alive_recently``: it is asked on every enqueue and every
+stream opened on a queued invocation, and workers beat once a second, so a read this old is as good as new."""
+
+
+class OpsReads:
+    """The deployment at a glance, for /health, /metrics and the ops summary."""
+
+    def __init__(self, store: InvocationStore):
+        self._store = store
+        self._alive: tuple[float, list[AliveWorker]] | None = None
+        """(when, workers) of the latest beats read by ``alive_recently``."""
+
+    async def check_store(self) -> None:
+        """Return once Redis answers; raise its error when it does not."""
+        await self._store.redis.ping()
+
+    async def alive_workers(self) -> list[AliveWorker]:
+        """The workers that beat within ``worker.workers_alive.ALIVE_S``, read now."""
+        return await alive_workers(self._store.redis)
+
+    async def alive_recently(self) -> list[AliveWorker]:
+        """The workers alive, read at most once per ``ALIVE_FRESH_S``."""
+        now = time.monotonic()
+        if self._alive is not None and now - self._alive[0] < ALIVE_FRESH_S:
+            return self._alive[1]
+        workers = await self.alive_workers()
+        self._alive = (now, workers)
+        return workers
+
+    async def queue_depth(self) -> int:
+        """Run jobs waiting in the broker's queue (``worker.dispatch.QUEUE``)."""
+        return await self._store.redis.llen(QUEUE)
+
+    async def status_counts(self, visible: Callable[[str, str], bool] | None = None) -> tuple[dict[str, int], bool]:
+        """Invocations by status and whether the count was sampled (``worker.status_counts.count_by_status``)."""
+        return await count_by_status(self._store.redis, visible=visible)
+
+    async def webhook_stats(self) -> dict[str, float]:
+        """The webhook outbox's counters and sizes (``worker.webhook_outbox.stats``)."""
+        return await webhook_outbox.stats(self._store.redis)
+
+
+class InboxReads:
+    """The parked inbox across users and apps (``worker.inbox``)."""
+
+    def __init__(self, store: InvocationStore):
+        self._store = store
+
+    async def user_pairs(self, apps: list[str], users: list[str] | None) -> list[Pair]:
+        """(app, user) pairs of ``users`` in each app; ``users`` None: every user with a session there."""
+        return await inbox.user_pairs(self._store.redis, apps, users)
+
+    async def parked_page(self, pairs: list[Pair], *, page_size: int = 25,
+                          page_token: str | None = None) -> tuple[Page[InvocationRecord], int]:
+        """A page of the parked invocations of ``pairs``, newest first, and how many are parked in all."""
+        return await inbox.parked_page(self._store.redis, pairs, page_size=page_size, page_token=page_token)
+
+    async def fingerprint(self, pairs: list[Pair]) -> tuple[int, str]:
+        """The parked total and a digest that changes when an invocation of ``pairs`` parks or leaves."""
+        return await inbox.fingerprint(self._store.redis, pairs)
+
+
+class DeadLetters:
+    """Webhook notifications the workers gave up on (``worker.webhook_outbox``), and sending one again."""
+
+    def __init__(self, store: InvocationStore):
+        self._store = store
+
+    async def page(self, *, limit: int, after: str | None = None) -> tuple[list[dict], str | None]:
+        """Dead letters newest first after the cursor ``after``; the page and the next cursor (None: no more)."""
+        return await webhook_outbox.dead_letters(self._store.redis, limit=limit, after=after)
+
+    async def get(self, delivery_id: str) -> dict | None:
+        """One dead letter by its delivery id (None: not in the list)."""
+        return await webhook_outbox.dead_letter(self._store.redis, delivery_id)
+
+    async def redeliver(self, entry: dict) -> bool:
+        """Put the dead letter back in the outbox with a fresh retry window; False when it is gone."""
+        return await webhook_outbox.redeliver(self._store.redis, entry)
+
+
+class SessionTraces:
+    """The spans the workers' runners saved for a session (``runtime.tracing.RedisSpanStore``), and finding which
+    user a session belongs to when only its id is known (ADK's trace route names no user)."""
+
+    def __init__(self, store: InvocationStore):
+        self._store = store
+
+    async def app_users(self, app_name: str, limit: int) -> list[str]:
+        """Up to ``limit`` users with sessions in the app (any ``limit`` of them when there are more), sorted."""
+        return sorted(text(user) for user in await self._store.redis.srandmember(keys.app_users(app_name), limit))
+
+    async def users_with_session(self, app_name: str, users: list[str], session_id: str) -> list[str]:
+        """Those of ``users`` that have a session ``session_id`` in the app, in the order given."""
+        if not users:
+            return []
+        async with self._store.redis.pipeline(transaction=False) as pipe:
+            for user in users:
+                pipe.sismember(keys.user_sessions(app_name, user), session_id)
+            found = await pipe.execute()
+        return [user for user, has in zip(users, found, strict=True) if has]
+
+    async def spans(self, app_name: str, user_id: str, session_id: str) -> list[dict[str, Any]]:
+        """The session's spans, oldest run first."""
+        from runtime.tracing import RedisSpanStore
+
+        return await RedisSpanStore(client=self._store.redis).list(app_name=app_name, user_id=user_id,
+                                                                   session_id=session_id)
