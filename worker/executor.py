@@ -17,7 +17,7 @@ from runtime.errors import AppNotFoundError, FencedOutError, InvocationTimeoutEr
 from runtime.events import Event
 from runtime.redis_store import streams
 from runtime.redis_store.availability import is_store_unavailable
-from runtime.redis_store.fencing import current_fence
+from runtime.sessions.redis_session_service import current_fence
 
 from . import attempts, lease, recovery
 from .codec import decode_record, response_field_names

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
+from contextvars import ContextVar
 from typing import Any
 
 from .._lent import LentList
@@ -22,7 +23,6 @@ from ..events import Event
 from ..redis_store import keys
 from ..redis_store.codec import encode_pairs, flat_to_dict, json_mapping, text
 from ..redis_store.connection import LoopClients
-from ..redis_store.fencing import current_fence
 from ..redis_store.scripts import COMMIT_EVENT, CREATE_SESSION, READ_SESSION, READ_SESSION_SINCE
 from ..redis_store.session_layout import build_session, commit_keys, create_keys, read_keys, session_keys
 from ..redis_store.streams import DEFAULT_STREAM_MAXLEN, trim_args
@@ -34,6 +34,14 @@ from .state import check_serialisable, split_by_scope
 _Held = tuple[CachedHistory | None]
 """A read through the history cache: the cached entry it asked to be checked (None when there was none)."""
 
+
+
+current_fence: ContextVar[int | None] = ContextVar("agentq_current_fence", default=None)
+"""The fencing token of the session lease the current asyncio task holds; None: commit without a fence check
+(in-process runs and tests). A worker's claim INCRs the session's fence key and sets this to the value for the
+invocation's task (``worker.executor``); every commit of that task carries it, and the commit script refuses
+one that is not the fence key's current value with ``FencedOutError``, writing nothing. So a worker that lost
+its lease can never write after the new holder started."""
 
 
 class RedisSessionService(BaseSessionService):

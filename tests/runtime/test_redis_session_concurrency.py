@@ -10,8 +10,8 @@ import redis.asyncio as aioredis
 from runtime.errors import FencedOutError, StaleSessionError
 from runtime.events import Event, EventActions
 from runtime.redis_store import keys
-from runtime.redis_store.fencing import current_fence
 from runtime.sessions import GetSessionConfig, RedisSessionService
+from runtime.sessions.redis_session_service import current_fence
 
 APP, USER, SID = "app", "ann", "s1"
 

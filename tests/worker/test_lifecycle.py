@@ -16,7 +16,7 @@ from runtime.errors import (
 )
 from runtime.events import Event
 from runtime.redis_store import keys, streams
-from runtime.redis_store.fencing import current_fence
+from runtime.sessions.redis_session_service import current_fence
 from worker import lease
 from worker.follow import wait
 from worker.reaper import reap_once
