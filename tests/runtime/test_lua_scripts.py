@@ -89,3 +89,35 @@ async def test_a_script_forgotten_by_the_server_is_loaded_again_on_its_next_call
         assert await scripts.HEARTBEAT(client, lease="lease", token="other", lease_ms=5000) == 0
         assert await client.script_exists(scripts.HEARTBEAT.sha) == [True]
         assert 0 < await client.pttl("lease") <= 5000
+
+
+def _script_calls():
+    """Every call of a script constant in the product code: (file, line, script, keyword names, has ** spread)."""
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    names = {name for name, value in vars(scripts).items() if isinstance(value, LuaScript)}
+    for package in ("runtime", "worker", "api", "agentq"):
+        for path in (root / package).rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text())):
+                if not isinstance(node, ast.Call):
+                    continue
+                func = node.func
+                if isinstance(func, ast.Attribute) and func.attr in ("command", "bind"):
+                    func = func.value
+                if isinstance(func, ast.Name) and func.id in names:
+                    keywords = {k.arg for k in node.keywords if k.arg is not None}
+                    spread = any(k.arg is None for k in node.keywords)
+                    yield path.relative_to(root), node.lineno, getattr(scripts, func.id), keywords, spread
+
+
+def test_every_call_in_the_code_names_only_its_scripts_parameters_and_all_of_them_unless_it_spreads_a_map():
+    calls = list(_script_calls())
+    assert len({call[2].name for call in calls}) == len(scripts.ALL)  # every script is called somewhere
+    for path, line, script, keywords, spread in calls:
+        params = {p.name for p in (*script.keys, *script.args)}
+        required = {p.name for p in (*script.keys, *script.args) if not p.optional}
+        assert keywords - {"retry"} <= params, f"{path}:{line} passes {sorted(keywords - params)} to {script.name}"
+        if not spread:
+            assert required <= keywords, f"{path}:{line} leaves out {sorted(required - keywords)} of {script.name}"
