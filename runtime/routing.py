@@ -6,7 +6,8 @@ from typing import TYPE_CHECKING
 
 from google.genai import types
 
-from .errors import FunctionCallNotFoundError, InvalidAgentTreeError, InvalidMessageError
+from .agents.llm_agent import LlmAgent
+from .errors import FunctionCallNotFoundError, InvalidMessageError
 from .events import Event, EventActions
 
 if TYPE_CHECKING:
@@ -102,8 +103,6 @@ def _pending_calls(session: Session, invocation_id: str | None) -> dict[str, typ
 
 def _can_transfer_back(agent: BaseAgent) -> bool:
     """True when every agent from ``agent`` up is an LlmAgent allowed to transfer to its parent."""
-    from .agents.llm_agent import LlmAgent
-
     while agent is not None:
         if not isinstance(agent, LlmAgent) or agent.disallow_transfer_to_parent:
             return False
@@ -124,19 +123,6 @@ def agent_for_new_turn(session: Session, root: BaseAgent, agents: dict[str, Base
         if agent.parent_agent is not None and _can_transfer_back(agent):
             return agent
     return root
-
-
-def index_tree(root: BaseAgent) -> dict[str, BaseAgent]:
-    """Every agent of the tree by name; names must be unique because transfers and resumption use them."""
-    index: dict[str, BaseAgent] = {}
-    stack = [root]
-    while stack:
-        agent = stack.pop()
-        if agent.name in index:
-            raise InvalidAgentTreeError(f"agent name {agent.name!r} appears twice in the tree of {root.name!r}")
-        index[agent.name] = agent
-        stack.extend(agent.sub_agents)
-    return index
 
 
 def check_message(message: types.Content | None) -> list[types.FunctionResponse]:

@@ -17,11 +17,12 @@ from google.genai import types
 
 from ._sync import iterate_in_thread
 from .agents.base_agent import BaseAgent
-from .agents.invocation_context import InvocationContext, InvocationRun
 from .agents.llm_agent import LlmAgent
-from .agents.run_config import RunConfig
 from .apps.compaction import compact_after_invocation
 from .artifacts import BaseArtifactService, InMemoryArtifactService
+from .contexts.agent_tree import index_tree
+from .contexts.invocation_context import InvocationContext, InvocationRun
+from .contexts.run_config import RunConfig
 from .errors import (
     InvalidAgentTreeError,
     InvalidMessageError,
@@ -43,7 +44,6 @@ from .routing import (
     find_invocation_for_function_responses,
     first_user_content,
     function_call_event,
-    index_tree,
     pending_long_running_calls,
     user_message_event,
 )

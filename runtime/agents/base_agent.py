@@ -9,13 +9,13 @@ from typing import Any
 from google.genai import types
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..contexts import failures, resume
+from ..contexts.callback_context import CallbackContext
+from ..contexts.callbacks import Callbacks, first_answer
+from ..contexts.invocation_context import InvocationContext
 from ..errors import InvalidAgentTreeError
 from ..events import Event, EventActions
 from ..tracing.recorder import CONVERSATION_ID, OPERATION
-from . import failures, resume
-from .callback_context import CallbackContext
-from .callbacks import Callbacks, first_answer
-from .invocation_context import InvocationContext
 
 
 class BaseAgent(BaseModel):

@@ -9,13 +9,19 @@ from typing import Any, Literal
 from google.genai import types
 from pydantic import BaseModel, PrivateAttr
 
+from ..contexts.callbacks import Callbacks, as_list
+from ..contexts.invocation_context import InvocationContext
+from ..contexts.readonly_context import ReadonlyContext
 from ..errors import InvalidAgentConfigError, UsageError
 from ..events import Event
+from ..flows.instructions import canonical
+from ..flows.llm_flow import run_flow
 from ..models.base_llm import BaseLlm
+from ..models.registry import resolve
+from ..tools.base_tool import BaseTool
+from ..tools.function_tool import FunctionTool
+from ..tools.transfer_to_agent_tool import transfer_to_agent
 from .base_agent import BaseAgent
-from .callbacks import Callbacks, as_list
-from .invocation_context import InvocationContext
-from .readonly_context import ReadonlyContext
 
 InstructionProvider = Callable[..., Any]
 """A callable taking a ReadonlyContext and returning the instruction (str, or an awaitable of str)."""
@@ -69,8 +75,6 @@ class LlmAgent(BaseAgent):
         cache = self._c()
         if cache.model is None:
             if self.model:
-                from ..models.registry import resolve
-
                 cache.model = resolve(self.model)
             else:
                 parent = self.parent_agent
@@ -104,14 +108,10 @@ class LlmAgent(BaseAgent):
     async def canonical_instruction(self, ctx: ReadonlyContext) -> tuple[str, bool]:
         """``(instruction, bypass_state_injection)``: the string instruction as written (templated later), or
         what the InstructionProvider returns for ``ctx`` (used verbatim, so the flag is True)."""
-        from ..flows.instructions import canonical
-
         return await canonical(self.instruction, ctx)
 
     async def canonical_global_instruction(self, ctx: ReadonlyContext) -> tuple[str, bool]:
         """``(global_instruction, bypass_state_injection)``, as ``canonical_instruction`` does for ``instruction``."""
-        from ..flows.instructions import canonical
-
         return await canonical(self.global_instruction, ctx)
 
     async def canonical_tools(self, ctx: Any = None) -> list[Any]:
@@ -153,10 +153,6 @@ class LlmAgent(BaseAgent):
         key = (tuple(id(tool) for tool in self.tools), tuple(id(target) for target in targets))
         if key == cache.tools_key:
             return cache
-        from ..tools.base_tool import BaseTool
-        from ..tools.function_tool import FunctionTool
-        from ..tools.transfer_to_agent_tool import transfer_to_agent
-
         tools = [tool if isinstance(tool, BaseTool) else FunctionTool(tool) for tool in self.tools]
         if targets and not any(tool.name == "transfer_to_agent" for tool in tools):
             tools.append(FunctionTool(transfer_to_agent))
@@ -167,8 +163,6 @@ class LlmAgent(BaseAgent):
         return cache
 
     async def _run_async_impl(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
-        from ..flows.llm_flow import run_flow
-
         last = None
         output = ""  # the agent's text so far in this run, for output_key
         async for event in run_flow(self, ctx):

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator
 
+from ..contexts import resume
+from ..contexts.invocation_context import InvocationContext
 from ..events import Event
-from . import resume
 from .base_agent import BaseAgent
-from .invocation_context import InvocationContext
 
 
 class LoopAgent(BaseAgent):

@@ -6,10 +6,10 @@ import asyncio
 from collections.abc import AsyncGenerator
 from contextlib import aclosing
 
+from ..contexts import resume
+from ..contexts.invocation_context import InvocationContext
 from ..events import Event
-from . import resume
 from .base_agent import BaseAgent
-from .invocation_context import InvocationContext
 
 _DONE = object()
 

@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..errors import UsageError
 from .base_events_summarizer import BaseEventsSummarizer
+from .compaction import compact_for_token_threshold
+
+if TYPE_CHECKING:
+    from ..agents.base_agent import BaseAgent
+    from ..events import Event
+    from ..sessions import BaseSessionService, Session
+    from .prompt_size import ContentsOf
 
 
 class ResumabilityConfig(BaseModel):
@@ -65,3 +74,13 @@ class EventsCompactionConfig(BaseModel):
     def has_sliding_window(self) -> bool:
         """True when the sliding-window pair is set."""
         return self.compaction_interval is not None and self.overlap_size is not None
+
+    async def compact_before_model_call(self, *, session: Session, session_service: BaseSessionService,
+                                        agent: BaseAgent, contents_of: ContentsOf) -> Event | None:
+        """The token-threshold trigger before ``agent``'s model call (``compaction.compact_for_token_threshold``);
+        the committed summary, if one was made.
+
+        A method, so the flows reach the compaction through the config the context hands them: the apps sit
+        above the agents (an App holds one), and the flows below them."""
+        return await compact_for_token_threshold(self, session=session, session_service=session_service,
+                                                 agent=agent, agent_name=agent.name, contents_of=contents_of)

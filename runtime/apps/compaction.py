@@ -4,8 +4,9 @@ As ADK 2.x does it, configured by ``App(events_compaction_config=EventsCompactio
 
 - after each invocation (the Runner calls ``compact_after_invocation``): the token-threshold trigger first;
   when it made no summary, the sliding window;
-- before each model call of an LlmAgent (``flows.llm_flow`` calls ``compact_for_token_threshold``): the
-  token-threshold trigger, measured for that agent and branch.
+- before each model call of an LlmAgent (``flows.llm_flow`` calls ``compact_for_token_threshold`` through
+  ``EventsCompactionConfig.compact_before_model_call``): the token-threshold trigger, measured for that
+  agent and branch.
 
 A summary is an Event (author ``user``, its own invocation id) whose ``actions.compaction`` holds the range
 and the summarised content. It is committed through the session service like any event, so it is stored,

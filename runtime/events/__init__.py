@@ -1,6 +1,7 @@
 """Events and their actions (``google.adk.events`` in ADK)."""
 
-from .event import Event, new_event_id
+from ..ids import new_event_id
+from .event import Event
 from .event_actions import EventActions
 from .tool_confirmation import ToolConfirmation
 

@@ -3,20 +3,15 @@
 from __future__ import annotations
 
 import time
-import uuid
 from typing import Any
 
 from google.genai import types
 from pydantic import ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
+from ..ids import new_event_id
 from ..models.llm_response import LlmResponse
 from .event_actions import EventActions
-
-
-def new_event_id() -> str:
-    """A fresh event id: short, random, URL-safe."""
-    return uuid.uuid4().hex[:16]
 
 
 class Event(LlmResponse):

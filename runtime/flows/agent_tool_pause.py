@@ -25,7 +25,7 @@ from ..events import Event, EventActions
 from . import _fast
 
 if TYPE_CHECKING:
-    from ..agents.invocation_context import InvocationContext
+    from ..contexts.invocation_context import InvocationContext
 
 PAUSED_KEY = "agentq:agent_tool_paused"
 """The key of an AgentTool's answer while its agent waits (a dict, so the tool journal keeps it as is)."""

@@ -20,14 +20,13 @@ from google.genai import types
 from ..errors import CallNotPendingError, InvalidMessageError
 from ..events import Event, ToolConfirmation
 from ..events.tool_confirmation import REQUEST_CONFIRMATION_FUNCTION_CALL_NAME
-from ..ids import uuid4_str
+from ..ids import new_client_call_id
 from . import _fast
-from .contents import CLIENT_CALL_ID_PREFIX
 
 if TYPE_CHECKING:
-    from ..agents.invocation_context import InvocationContext
+    from ..contexts.invocation_context import InvocationContext
+    from ..contexts.tool_context import ToolContext
     from ..tools.base_tool import BaseTool
-    from ..tools.tool_context import ToolContext
 
 CONFIRMATION_REQUIRED_ERROR = {"error": "This tool call requires confirmation, please approve or reject."}
 REJECTED_ERROR = {"error": "This tool call is rejected."}
@@ -57,7 +56,7 @@ def request_event(ctx: InvocationContext, author: str, calls: list[types.Functio
         if call.id not in requests:
             continue
         request = types.FunctionCall(
-            id=f"{CLIENT_CALL_ID_PREFIX}{uuid4_str()}",
+            id=new_client_call_id(),
             name=REQUEST_CONFIRMATION_FUNCTION_CALL_NAME,
             args={
                 "originalFunctionCall": call.model_dump(mode="json", exclude_none=True, by_alias=True),

@@ -13,11 +13,10 @@ from google.genai import types
 
 from ..events import Event
 from ..events.tool_confirmation import REQUEST_CONFIRMATION_FUNCTION_CALL_NAME
+from ..ids import CLIENT_CALL_ID_PREFIX
 from . import _fast
 from .agent_tool_pause import is_proxy_event
 from .compacted_history import is_compaction, recover_compacted_calls, replace_compacted
-
-CLIENT_CALL_ID_PREFIX = "adk-"
 
 
 def _belongs_to_branch(branch: str | None, event: Event) -> bool:

@@ -10,20 +10,18 @@ from typing import TYPE_CHECKING, Any
 
 from google.genai import types
 
-from ..agents import failures
-from ..agents.callbacks import first_answer
+from ..contexts import failures
+from ..contexts.callbacks import first_answer
+from ..contexts.tool_context import ToolContext
 from ..events import Event, EventActions, ToolConfirmation
-from ..ids import uuid4_str
-from ..tools.agent_tool import AgentTool
-from ..tools.tool_context import ToolContext
+from ..ids import new_client_call_id
 from ..tools.tool_journal import NO_RESPONSE, in_doubt_error
 from ..tracing import steps
 from . import _fast, agent_tool_pause, confirmation
-from .contents import CLIENT_CALL_ID_PREFIX
 
 if TYPE_CHECKING:
-    from ..agents.invocation_context import InvocationContext
     from ..agents.llm_agent import LlmAgent
+    from ..contexts.invocation_context import InvocationContext
     from ..tools.base_tool import BaseTool
 
 log = logging.getLogger(__name__)
@@ -33,7 +31,7 @@ def populate_call_ids(calls: list[types.FunctionCall]) -> None:
     """Give every call without an id a client-made one, so its response can be matched."""
     for call in calls:
         if not call.id:
-            call.id = f"{CLIENT_CALL_ID_PREFIX}{uuid4_str()}"
+            call.id = new_client_call_id()
 
 
 def long_running_ids(calls: list[types.FunctionCall], tools: dict[str, BaseTool]) -> set[str]:
@@ -157,7 +155,7 @@ async def _run_one(
     if not isinstance(response, dict):
         response = {"result": response}
     parts = [_fast.function_response_part(call.id, call.name, response)]
-    if tool_context.actions.skip_summarization and isinstance(tool, AgentTool):
+    if tool_context.actions.skip_summarization and tool.answers_as_agent:
         text = _display_text(shown, response)
         if text is not None:  # the agent's answer stays visible to UIs that do not render function responses
             parts.append(types.Part(text=text))

@@ -6,11 +6,11 @@ import inspect
 import re
 from typing import TYPE_CHECKING
 
-from ..agents.readonly_context import ReadonlyContext
+from ..contexts.readonly_context import ReadonlyContext
 
 if TYPE_CHECKING:
-    from ..agents.invocation_context import InvocationContext
     from ..agents.llm_agent import LlmAgent
+    from ..contexts.invocation_context import InvocationContext
 
 # Braces after "$", "{" or a backslash are left alone, as ADK does: "${x}" and "\{x}" are not placeholders.
 _PLACEHOLDER = re.compile(r"(?<![${\\]){+[^{}]*}+")

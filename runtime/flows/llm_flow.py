@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING
 
 from google.genai import types
 
-from ..agents.callback_context import CallbackContext
-from ..agents.run_config import StreamingMode
+from ..contexts.callback_context import CallbackContext
+from ..contexts.run_config import StreamingMode
 from ..errors import ModelError
 from ..events import Event, EventActions
 from ..models.llm_request import LlmRequest
@@ -21,8 +21,8 @@ from .contents_cache import cached_contents
 from .instructions import system_instruction
 
 if TYPE_CHECKING:
-    from ..agents.invocation_context import InvocationContext
     from ..agents.llm_agent import LlmAgent
+    from ..contexts.invocation_context import InvocationContext
 
 
 async def run_flow(agent: LlmAgent, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
@@ -72,11 +72,9 @@ async def build_request(agent: LlmAgent, ctx: InvocationContext) -> LlmRequest:
     compaction = ctx.events_compaction_config
     if compaction is not None and compaction.has_token_threshold():
         # before the contents are built, as ADK does, so a summary made now is in this very request
-        from ..apps.compaction import compact_for_token_threshold  # deferred: apps imports the agents
-
-        await compact_for_token_threshold(
-            compaction, session=ctx.session, session_service=ctx.session_service, agent=agent,
-            agent_name=agent.name, contents_of=cached_contents(ctx.run.contents, agent.name, ctx.branch).build)
+        await compaction.compact_before_model_call(
+            session=ctx.session, session_service=ctx.session_service, agent=agent,
+            contents_of=cached_contents(ctx.run.contents, agent.name, ctx.branch).build)
     contents = _contents(agent, ctx)
     # model_construct: the parts are already validated objects; re-validating them per call is pure cost
     return LlmRequest.model_construct(

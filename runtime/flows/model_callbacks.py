@@ -6,12 +6,12 @@ from collections.abc import AsyncGenerator
 from contextlib import aclosing
 from typing import TYPE_CHECKING
 
-from ..agents.callbacks import first_answer
+from ..contexts.callbacks import first_answer
 from ..models.llm_response import LlmResponse
 
 if TYPE_CHECKING:
-    from ..agents.callback_context import CallbackContext
     from ..agents.llm_agent import LlmAgent
+    from ..contexts.callback_context import CallbackContext
     from ..models.llm_request import LlmRequest
     from ..plugins import PluginManager
 

@@ -7,13 +7,13 @@ from typing import TYPE_CHECKING, Literal
 
 from google.genai import types
 
-from ..agents import resume
+from ..contexts import resume
 from ..events.tool_confirmation import REQUEST_CONFIRMATION_FUNCTION_CALL_NAME
 from . import agent_tool_pause, confirmation
 
 if TYPE_CHECKING:
-    from ..agents.invocation_context import InvocationContext
     from ..agents.llm_agent import LlmAgent
+    from ..contexts.invocation_context import InvocationContext
     from ..events import Event
 
 

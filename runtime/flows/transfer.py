@@ -8,7 +8,7 @@ from ..errors import TransferNotAllowedError
 
 if TYPE_CHECKING:
     from ..agents.base_agent import BaseAgent
-    from ..agents.invocation_context import InvocationContext
+    from ..contexts.invocation_context import InvocationContext
 
 
 def _child(agent: BaseAgent | None, name: str) -> BaseAgent | None:

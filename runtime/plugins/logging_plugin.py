@@ -11,13 +11,13 @@ if TYPE_CHECKING:
     from google.genai import types
 
     from ..agents.base_agent import BaseAgent
-    from ..agents.callback_context import CallbackContext
-    from ..agents.invocation_context import InvocationContext
+    from ..contexts.callback_context import CallbackContext
+    from ..contexts.invocation_context import InvocationContext
+    from ..contexts.tool_context import ToolContext
     from ..events import Event
     from ..models.llm_request import LlmRequest
     from ..models.llm_response import LlmResponse
     from ..tools.base_tool import BaseTool
-    from ..tools.tool_context import ToolContext
 
 log = logging.getLogger(__name__)
 

@@ -13,7 +13,7 @@ from ..events import Event
 
 if TYPE_CHECKING:
     from ..agents.base_agent import BaseAgent
-    from ..agents.invocation_context import InvocationContext
+    from ..contexts.invocation_context import InvocationContext
 
 log = logging.getLogger(__name__)
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import copy
 import logging
-import uuid
 from typing import Any
 
 from ..errors import SessionExistsError
 from ..events import Event
+from ..ids import new_session_id
 from .base_session_service import BaseSessionService
 from .session import GetSessionConfig, ListSessionsResponse, Session, filter_events
 from .state import check_serialisable, split_by_scope
@@ -93,7 +93,7 @@ class InMemorySessionService(BaseSessionService):
     def _create(
         self, *, app_name: str, user_id: str, state: dict[str, Any] | None, session_id: str | None
     ) -> Session:
-        session_id = (session_id or "").strip() or str(uuid.uuid4())
+        session_id = (session_id or "").strip() or new_session_id()
         by_user = self._sessions.setdefault(app_name, {}).setdefault(user_id, {})
         if session_id in by_user:
             raise SessionExistsError(f"session {session_id!r} already exists for app {app_name!r}, user {user_id!r}")

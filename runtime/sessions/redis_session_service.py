@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import asyncio
 import time
-import uuid
 from contextvars import ContextVar
 from typing import Any
 
 from .._lent import LentList
 from ..errors import FencedOutError, SessionExistsError, StaleSessionError
 from ..events import Event
+from ..ids import new_session_id
 from ..redis_store import keys
 from ..redis_store.codec import encode_pairs, flat_to_dict, json_mapping, text
 from ..redis_store.connection import LoopClients
@@ -86,7 +86,7 @@ class RedisSessionService(BaseSessionService):
     async def create_session(
         self, *, app_name: str, user_id: str, state: dict[str, Any] | None = None, session_id: str | None = None
     ) -> Session:
-        session_id = (session_id or "").strip() or str(uuid.uuid4())
+        session_id = (session_id or "").strip() or new_session_id()
         if self.histories is not None:
             self.histories.discard((app_name, user_id, session_id))
         check_serialisable(state or {})

@@ -1,4 +1,8 @@
-"""AgentTool: another agent, called like a function."""
+"""AgentTool: another agent, called like a function.
+
+It runs the agent with a Runner, so it sits above the runner, at the top of the runtime's layers; the other
+tools sit below the flows. ``runtime.tools`` therefore exports it lazily.
+"""
 
 from __future__ import annotations
 
@@ -6,16 +10,19 @@ from typing import TYPE_CHECKING, Any
 
 from google.genai import types
 
+from ..artifacts import InMemoryArtifactService
+from ..contexts.tool_context import ToolContext
 from ..errors import AgentRunFailedError
 from ..flows import agent_tool_pause
 from ..routing import pending_long_running_calls
+from ..runners import Runner
+from ._schema import schema_for
 from .agent_tool_session import ChildSession
 from .base_tool import BaseTool
-from .tool_context import ToolContext
 
 if TYPE_CHECKING:
     from ..agents.base_agent import BaseAgent
-    from ..agents.invocation_context import InvocationContext
+    from ..contexts.invocation_context import InvocationContext
     from ..events import Event
     from ..sessions import Session
 
@@ -32,6 +39,8 @@ class AgentTool(BaseTool):
     ``include_plugins`` (default True, as ADK) runs the caller's plugins for the wrapped agent's run too.
     """
 
+    answers_as_agent = True
+
     def __init__(self, agent: BaseAgent, skip_summarization: bool = False, *, idempotent: bool = False,
                  include_plugins: bool = True):
         super().__init__(name=agent.name, description=agent.description, idempotent=idempotent)
@@ -43,8 +52,6 @@ class AgentTool(BaseTool):
     def _get_declaration(self) -> types.FunctionDeclaration:
         schema = getattr(self.agent, "input_schema", None)
         if self._declaration is None and schema is not None:
-            from ._schema import schema_for
-
             self._declaration = types.FunctionDeclaration(
                 name=self.name, description=self.agent.description or None, parameters=schema_for(schema)
             )
@@ -106,9 +113,6 @@ class AgentTool(BaseTool):
                          ) -> tuple[Event | None, bool]:
         """Run the agent on ``message`` in its session, copying its state changes to the caller's; its last
         event with content, and whether it issued a long-running call."""
-        from ..artifacts import InMemoryArtifactService
-        from ..runners import Runner
-
         parent = tool_context.invocation_context
         runner = Runner(
             app_name=child.app_name,

@@ -6,19 +6,17 @@ a caller that resumes in another worker, after a restart, finds its agent's paus
 
 from __future__ import annotations
 
-import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import SessionExistsError
+from ..ids import derived_uuid, invocation_id_of, uuid4_str
 from ..sessions.state import State
 
 if TYPE_CHECKING:
-    from ..agents.invocation_context import InvocationContext
+    from ..contexts.invocation_context import InvocationContext
     from ..sessions import BaseSessionService, Session
 
-_NAMESPACE = uuid.UUID("5d0c4a52-7b0e-4f43-9a55-2f1c6f0a7e21")
-"""Fixed, so every process derives the same child ids from the same call."""
 _SHARED = (State.APP_PREFIX, State.USER_PREFIX, State.TEMP_PREFIX)
 
 
@@ -36,9 +34,10 @@ class ChildSession:
         """The child of call ``call_id`` of the caller's invocation: the same ids whenever the call runs."""
         # The invocation id is part of the key: a model may reuse its own call ids in a later turn.
         key = "\n".join((parent.app_name, parent.user_id, parent.session.id, parent.invocation_id,
-                         call_id or str(uuid.uuid4())))  # no call id (a tool run by hand): nothing to resume
-        digest = str(uuid.uuid5(_NAMESPACE, key))
-        return cls(app_name=parent.app_name, user_id=parent.user_id, session_id=digest, invocation_id=f"e-{digest}")
+                         call_id or uuid4_str()))  # no call id (a tool run by hand): nothing to resume
+        digest = derived_uuid(key)
+        return cls(app_name=parent.app_name, user_id=parent.user_id, session_id=digest,
+                   invocation_id=invocation_id_of(digest))
 
     async def open(self, service: BaseSessionService, state: dict[str, Any]) -> tuple[Session, bool]:
         """The session, and whether it existed; a new one starts with ``state``'s session-scope keys."""

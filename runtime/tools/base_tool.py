@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from google.genai import types
 
 if TYPE_CHECKING:
+    from ..contexts.tool_context import ToolContext
     from ..models.llm_request import LlmRequest
-    from .tool_context import ToolContext
 
 
 class BaseTool:
@@ -17,6 +17,11 @@ class BaseTool:
     ``is_long_running`` tools pause the invocation until a client answers the call.
     ``idempotent`` tools may be re-run when a previous attempt's outcome is unknown (see ``tool_journal``).
     """
+
+    answers_as_agent: ClassVar[bool] = False
+    """True when the tool's answer is another agent's reply (AgentTool): with ``skip_summarization`` it
+    becomes the caller's final answer, so the flow also shows it as text. A class flag, so the flow (below the
+    Runner that AgentTool needs) does not import AgentTool to recognise it."""
 
     def __init__(
         self, *, name: str, description: str = "", is_long_running: bool = False, idempotent: bool = False

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .tool_context import ToolContext
+from ..contexts.tool_context import ToolContext
 
 
 def exit_loop(tool_context: ToolContext) -> None:

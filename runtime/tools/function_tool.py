@@ -10,10 +10,10 @@ from typing import Any
 import pydantic
 from google.genai import types
 
+from ..contexts.tool_context import ToolContext
 from . import _schema
 from ._off_loop import run_off_loop
 from .base_tool import BaseTool
-from .tool_context import ToolContext
 
 
 class FunctionTool(BaseTool):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .tool_context import ToolContext
+from ..contexts.tool_context import ToolContext
 
 
 def transfer_to_agent(agent_name: str, tool_context: ToolContext) -> None:

@@ -10,7 +10,7 @@ from .recorder import EVENT_ID, OPERATION, Span, SpanRecorder, clip
 if TYPE_CHECKING:
     from google.genai import types
 
-    from ..agents.invocation_context import InvocationContext
+    from ..contexts.invocation_context import InvocationContext
     from ..events import Event
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..agents.readonly_context import ReadonlyContext
+from ..contexts.readonly_context import ReadonlyContext
 from ..flows import instructions
 
 __all__ = ["ReadonlyContext", "inject_session_state"]

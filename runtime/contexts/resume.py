@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from ..events import Event
 
 if TYPE_CHECKING:
-    from .base_agent import BaseAgent
+    from ..agents.base_agent import BaseAgent
     from .invocation_context import InvocationContext
 
 
