@@ -9,6 +9,7 @@ from google.genai import types
 from .agents.llm_agent import LlmAgent
 from .errors import FunctionCallNotFoundError, InvalidMessageError
 from .events import Event, EventActions
+from .events.pending_calls import PendingCalls
 
 if TYPE_CHECKING:
     from .agents.base_agent import BaseAgent
@@ -76,29 +77,18 @@ def _fill_ids_by_name(session: Session, responses: list[types.FunctionResponse])
 
 
 def pending_long_running_calls(session: Session, invocation_id: str) -> list[types.FunctionCall]:
-    """The long-running calls of ``invocation_id`` still waiting for a final answer, in call order.
-
-    A call is answered for good by a client FunctionResponse (a user event) without ``will_continue``;
-    what the tool itself returned (a ticket, "pending") and ``will_continue`` updates leave it pending.
-    """
+    """The long-running calls of ``invocation_id`` still waiting for a final answer, in call order
+    (the rule: ``runtime.events.pending_calls``)."""
     return list(_pending_calls(session, invocation_id).values())
 
 
 def _pending_calls(session: Session, invocation_id: str | None) -> dict[str, types.FunctionCall]:
     """Pending long-running calls by id, of one invocation or (``None``) of the whole session."""
-    pending: dict[str, types.FunctionCall] = {}
+    pending = PendingCalls()
     for event in session.events:
-        if invocation_id is not None and event.invocation_id != invocation_id:
-            continue
-        if event.long_running_tool_ids:
-            for call in event.get_function_calls():
-                if call.id in event.long_running_tool_ids:
-                    pending[call.id] = call
-        if event.author == "user" and pending:
-            for response in event.get_function_responses():
-                if not response.will_continue:
-                    pending.pop(response.id, None)
-    return pending
+        if invocation_id is None or event.invocation_id == invocation_id:
+            pending.note(event)
+    return {call_id: call for call_id, (call, _branch) in pending.items()}
 
 
 def _can_transfer_back(agent: BaseAgent) -> bool:

@@ -10,6 +10,7 @@ from google.genai import types
 
 from ..errors import AgentNotFoundError, LlmCallsLimitExceededError
 from ..events import Event
+from ..events.pending_calls import PendingCalls
 from ..plugins.plugin_manager import PluginManager
 from .agent_tree import index_tree
 from .run_config import RunConfig
@@ -33,7 +34,7 @@ class InvocationRun:
 
     agents: dict[str, BaseAgent]
     events: list[Event] = field(default_factory=list)
-    pending: dict[str, tuple[types.FunctionCall, str | None]] = field(default_factory=dict)
+    pending: PendingCalls = field(default_factory=PendingCalls)
     llm_calls: int = 0
     resumed: bool = False
     resumable: bool = False
@@ -55,17 +56,10 @@ class InvocationRun:
     def record(self, event: Event) -> None:
         """Note a committed event: history, and which long-running calls it opens or answers."""
         self.events.append(event)
-        if event.long_running_tool_ids:
-            for call in event.get_function_calls():
-                if call.id in event.long_running_tool_ids:
-                    self.pending[call.id] = (call, event.branch)
+        self.pending.note(event)
         if self.uncommitted and event.content is not None:
             for response in event.get_function_responses():
                 self.uncommitted.pop((event.invocation_id, response.id), None)
-        if event.author == "user" and self.pending:
-            for response in event.get_function_responses():
-                if not response.will_continue:
-                    self.pending.pop(response.id, None)
 
 
 @dataclass(kw_only=True, eq=False)
