@@ -46,19 +46,25 @@ class AgentqClient:
     """
 
     def __init__(self, redis_url: str | None = None, *, celery_app: Any | None = None,
-                 retention: RetentionPolicy | None = None, webhooks: WebhookSettings | None = None):
+                 retention: RetentionPolicy | None = None, webhooks: WebhookSettings | None = None,
+                 reads_only: bool = False):
         """``redis_url``: default ``AGENTQ_REDIS_URL``, else the embedded redis-server that ``agentq`` started
         from the current directory (``worker.local_redis``; UsageError when there is none).
         ``celery_app``: the app used to send run jobs (default: one built for ``redis_url``); ``retention``:
         how long what this client's invocations and sessions leave is kept (default ``RetentionPolicy()``;
         give every process of a deployment the same one, e.g. ``RetentionPolicy.from_env()``); ``webhooks``:
-        the per-app webhook URLs of invocations enqueued without their own (``WebhookSettings.from_env()``)."""
+        the per-app webhook URLs of invocations enqueued without their own (``WebhookSettings.from_env()``);
+        ``reads_only``: a client that only reads (``agentq status``, ``agentq inbox``) sends no run job, so it needs
+        no broker (a store on a Redis Cluster, no ``AGENTQ_BROKER_URL``); its methods that write (create_session,
+        delete_session, enqueue, respond, approve, reject, cancel) raise UsageError before sending anything."""
         from .local_redis import discover_url
         from .reads import DeadLetters, InboxReads, OpsReads, SessionTraces
         from .store import InvocationStore
 
         self.redis_url = redis_url = redis_url or discover_url()
-        self._store = InvocationStore(redis_url, celery_app=celery_app, retention=retention, webhooks=webhooks)
+        self._store = InvocationStore(redis_url, celery_app=celery_app, retention=retention, webhooks=webhooks,
+                                      reads_only=reads_only)
+        self._reads_only = reads_only
         self._artifact_service = None
         self.ops = OpsReads(self._store)
         """Redis answering, workers alive, the run queue's depth, invocations by status, webhook figures."""
@@ -74,6 +80,13 @@ class AgentqClient:
         if self._artifact_service is not None:
             await self._artifact_service.aclose()
         await self._store.aclose()
+
+    def _writes(self, method: str) -> None:
+        if self._reads_only:
+            from runtime.errors import UsageError
+
+            raise UsageError(f"AgentqClient.{method}: this client was made with reads_only=True; make one without it "
+                             "to write (on a Redis Cluster store with AGENTQ_BROKER_URL set)")
 
     async def __aenter__(self) -> AgentqClient:
         return self
@@ -103,11 +116,13 @@ class AgentqClient:
         state: dict[str, Any] | None = None,
     ) -> Session:
         """Create a session (a fresh id when none is given). Raises SessionExistsError on a taken id."""
+        self._writes("create_session")
         return await self._store.create_session(app_name, user_id, session_id, state)
 
     async def delete_session(self, app_name: str, user_id: str, session_id: str, reason: str | None = None) -> list[str]:
         """Delete every key of the session; its queued, running and parked invocations are cancelled with
         ``reason`` and leave the inbox. Returns their ids. Deleting a session that does not exist is no error."""
+        self._writes("delete_session")
         return await self._store.delete_session(app_name, user_id, session_id, reason)
 
     async def list_sessions(
@@ -140,6 +155,7 @@ class AgentqClient:
         fails, is cancelled or a pending call expires (default: the app's URL in ``webhooks``, else none).
         Raises SessionNotFoundError, InvalidMessageError, UsageError (a webhook that is not an http(s) URL).
         """
+        self._writes("enqueue")
         return await self._store.enqueue(
             app_name, user_id, session_id, new_message, state_delta, run_config,
             time_limit=time_limit, park_timeout=park_timeout, webhook=webhook,
@@ -184,6 +200,7 @@ class AgentqClient:
         response had ``will_continue``, not answered already) and stored on the record before the resume job
         is sent. Raises InvocationNotFoundError, CallNotPendingError (nothing stored), UsageError.
         """
+        self._writes("respond")
         return await self._store.respond(invocation_id, function_responses)
 
     async def approve(self, invocation_id: str, call_id: str | None = None, payload: Any = None) -> InvocationRecord:
@@ -197,6 +214,7 @@ class AgentqClient:
         return await self._confirm(invocation_id, call_id, False, payload)
 
     async def _confirm(self, invocation_id: str, call_id: str | None, confirmed: bool, payload: Any):
+        self._writes("approve" if confirmed else "reject")
         if call_id is None:
             record = await self._store.get(invocation_id)
             call_id = only_confirmation(record).id
@@ -209,6 +227,7 @@ class AgentqClient:
 
         Raises InvocationNotFoundError, InvalidTransitionError (already completed, failed or cancelled).
         """
+        self._writes("cancel")
         return await self._store.cancel(invocation_id, reason)
 
     async def wait(self, invocation_id: str, timeout: float | None = None) -> InvocationRecord:

@@ -2,8 +2,9 @@
 alive, the run queue, invocations by status), ``client.inbox`` (parked invocations across users),
 ``client.dead_letters`` (webhook notifications given up on) and ``client.traces`` (a session's saved spans).
 
-Each is bound to the client's store and uses its connections, so a caller such as the HTTP API names no key and
-sends no command: which keys hold what stays the worker's business (``tests/api/test_api_reads_through_client.py``).
+Each is bound to the client's store and uses its connections, so a caller such as the HTTP API or the CLI names no
+key and sends no command: which keys hold what stays the worker's business (``tests/api/test_api_reads_through_client.py``,
+``tests/worker/test_cli_reads_through_client.py``).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from runtime.redis_store.codec import text
 from . import inbox, webhook_outbox
 from .dispatch import QUEUE
 from .status_counts import count_by_status
-from .workers_alive import AliveWorker, alive_workers
+from .workers_alive import AliveWorker, alive_workers, announced_apps
 
 if TYPE_CHECKING:
     from .inbox import Pair
@@ -46,6 +47,10 @@ class OpsReads:
     async def alive_workers(self) -> list[AliveWorker]:
         """The workers that beat within ``worker.workers_alive.ALIVE_S``, read now."""
         return await alive_workers(self._store.redis)
+
+    async def announced_apps(self) -> list[str]:
+        """The apps of every worker that announced itself, alive or not (``worker.workers_alive.announced_apps``)."""
+        return await announced_apps(self._store.redis)
 
     async def alive_recently(self) -> list[AliveWorker]:
         """The workers alive, read at most once per ``ALIVE_FRESH_S``."""

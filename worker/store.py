@@ -55,13 +55,15 @@ class InvocationStore:
     """Records, session queues and the stream status entries of invocations."""
 
     def __init__(self, redis_url: str, *, celery_app: Any | None = None, retention: RetentionPolicy | None = None,
-                 webhooks: WebhookSettings | None = None):
+                 webhooks: WebhookSettings | None = None, reads_only: bool = False):
+        """``reads_only``: the store of a client that sends no run job, so a Cluster store needs no broker of its
+        own (``worker.client.AgentqClient``)."""
         self.redis_url = redis_url
         self.retention = retention or RetentionPolicy()
         self.webhooks = webhooks or WebhookSettings()
         self.clients = LoopClients(redis_url, max_connections=MAX_CONNECTIONS)
         self.dispatcher = Dispatcher(celery_app, broker_url=broker_url(redis_url))
-        if self.clients.is_cluster:
+        if self.clients.is_cluster and not reads_only:
             kombu_broker(self.dispatcher.broker_url)  # a Cluster as the broker too: refused now, naming the fix
         if self.clients.is_cluster and self.webhooks.urls_by_app:
             raise UsageError(f"webhooks are not delivered by a store on Redis Cluster ({redis_url!r}): unset "

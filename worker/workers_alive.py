@@ -60,6 +60,12 @@ async def alive_workers(redis: Any, *, now: float | None = None) -> list[AliveWo
     return sorted(workers, key=lambda worker: worker.name)
 
 
+async def announced_apps(redis: Any) -> list[str]:
+    """The apps of every worker that announced itself in ``keys.workers()``, alive or not (a stopped worker's parked
+    invocations still wait for an answer), sorted."""
+    return sorted({app for info in (await redis.hgetall(keys.workers())).values() for app in _apps(info)})
+
+
 def _apps(info: Any) -> list[str]:
     """The apps of a ``keys.workers()`` entry (none for a worker that beats but did not announce itself)."""
     try:
