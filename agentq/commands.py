@@ -98,12 +98,11 @@ def _warn_without_worker(redis_url: str, app_name: str) -> None:
     """Say so when no live worker serves ``app_name``: the invocation would wait, queued, with no other sign."""
     import asyncio
 
-    from runtime.redis_store.redis_url import redis_client_from_url
-    from worker.workers_alive import alive_workers
+    from worker.client import AgentqClient
 
     async def serving() -> list[str]:
-        async with redis_client_from_url(redis_url) as redis:  # any store URL, Cluster too
-            return sorted({app for worker in await alive_workers(redis) for app in worker.apps})
+        async with AgentqClient(redis_url, reads_only=True) as client:  # any store URL, Cluster too
+            return sorted({app for worker in await client.ops.alive_workers() for app in worker.apps})
 
     apps = asyncio.run(serving())
     if app_name not in apps:

@@ -1,9 +1,9 @@
 """``agentq inbox``: the approver's inbox in the terminal, one JSON line per parked invocation, newest first.
 
 The same list as ``GET /inbox`` and the ``/ui`` page (``worker.inbox``: every (app, user) parked index, merged),
-read straight from Redis as the other invocation commands are. ``--follow`` keeps watching and prints each
-invocation that parks from then on (once per set of pending calls) until Ctrl-C; like ``/inbox/events`` it
-looks for a change once every ``POLL_S`` with one script call.
+read through the worker's client (``AgentqClient.inbox``, ``worker/reads.py``) as the other invocation commands
+are. ``--follow`` keeps watching and prints each invocation that parks from then on (once per set of pending
+calls) until Ctrl-C; like ``/inbox/events`` it looks for a change once every ``POLL_S`` with one script call.
 """
 
 from __future__ import annotations
@@ -43,34 +43,17 @@ def item(record) -> dict[str, Any]:
             "pendingCalls": calls, "answerWith": answer}
 
 
-async def announced_apps(redis: Any) -> list[str]:
-    """The apps of every worker that announced itself (alive or not: a stopped one's parked work still waits)."""
-    from runtime.redis_store import keys
-
-    apps = set()
-    for info in (await redis.hgetall(keys.workers())).values():
-        try:
-            apps.update(str(app) for app in json.loads(info).get("apps", []))
-        except (ValueError, AttributeError):
-            continue  # not an announcement this version wrote
-    return sorted(apps)
+async def _pairs(client: Any, args: argparse.Namespace) -> list[tuple[str, str]]:
+    apps = args.app_names or await client.ops.announced_apps()
+    return await client.inbox.user_pairs(apps, [args.user] if args.user else None)
 
 
-async def _pairs(redis: Any, args: argparse.Namespace) -> list[tuple[str, str]]:
-    from worker import inbox
-
-    apps = args.app_names or await announced_apps(redis)
-    return await inbox.user_pairs(redis, apps, [args.user] if args.user else None)
-
-
-async def _parked(redis: Any, args: argparse.Namespace, limit: int) -> list:
+async def _parked(client: Any, args: argparse.Namespace, limit: int) -> list:
     """Up to ``limit`` parked records of the filters, newest first."""
-    from worker import inbox
-
-    pairs, records, token = await _pairs(redis, args), [], None
+    pairs, records, token = await _pairs(client, args), [], None
     while len(records) < limit:
-        page, _total = await inbox.parked_page(redis, pairs, page_size=min(200, limit - len(records)),
-                                               page_token=token)
+        page, _total = await client.inbox.parked_page(pairs, page_size=min(200, limit - len(records)),
+                                                      page_token=token)
         records += page.items
         token = page.next_page_token
         if token is None:
@@ -79,26 +62,26 @@ async def _parked(redis: Any, args: argparse.Namespace, limit: int) -> list:
 
 
 async def _run(redis_url: str, args: argparse.Namespace) -> int:
-    from runtime.redis_store.redis_url import redis_client_from_url
-    from worker import inbox
+    from worker.client import AgentqClient
 
     if args.limit < 1:
         from runtime.errors import UsageError
 
         raise UsageError(f"--limit must be at least 1, not {args.limit}")
-    async with redis_client_from_url(redis_url) as redis:  # any store URL, Cluster too
-        if not args.app_names and not await announced_apps(redis):
+    # Any store URL, Cluster too; reads only, so a Cluster store needs no AGENTQ_BROKER_URL here.
+    async with AgentqClient(redis_url, reads_only=True) as client:
+        if not args.app_names and not await client.ops.announced_apps():
             print("agentq inbox: no worker has announced an app yet; name one with --app NAME", file=sys.stderr)
         printed = set()
-        for record in reversed(await _parked(redis, args, args.limit)):  # oldest first, so the newest ends last
+        for record in reversed(await _parked(client, args, args.limit)):  # oldest first, so the newest ends last
             printed.add(_key(record))
             _print(item(record))
         seen = None
         while args.follow:
-            _total, digest = await inbox.fingerprint(redis, await _pairs(redis, args))
+            _total, digest = await client.inbox.fingerprint(await _pairs(client, args))
             if digest != seen:
                 seen = digest
-                for record in reversed(await _parked(redis, args, 200)):
+                for record in reversed(await _parked(client, args, 200)):
                     if _key(record) not in printed:
                         printed.add(_key(record))
                         _print(item(record))

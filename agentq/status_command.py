@@ -1,7 +1,8 @@
 """``agentq status``: is anything running, and how is it doing: Redis, workers alive, queue depth, counts.
 
 The figures of ``GET /ops/summary`` (workers by heartbeat, ``worker.workers_alive``; the run queue's length;
-invocations by status over at most ``worker.status_counts.SCAN_LIMIT`` records, parked exactly), for the whole deployment.
+invocations by status over at most ``worker.status_counts.SCAN_LIMIT`` records, parked exactly), for the whole deployment,
+read through the worker's client (``AgentqClient.ops``, ``worker/reads.py``).
 """
 
 from __future__ import annotations
@@ -19,16 +20,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 async def summary(redis_url: str) -> dict[str, Any]:
-    """Workers alive, the run queue's depth and invocations by status, read from the Redis at ``redis_url``."""
-    from runtime.redis_store.redis_url import redis_client_from_url
-    from worker.dispatch import QUEUE
-    from worker.status_counts import count_by_status
-    from worker.workers_alive import alive_workers
+    """Workers alive, the run queue's depth and invocations by status, read through the client's ``ops``."""
+    from worker.client import AgentqClient
 
-    async with redis_client_from_url(redis_url, decode_responses=True) as redis:  # any store URL, Cluster too
-        workers = await alive_workers(redis)
-        counts, sampled = await count_by_status(redis)
-        depth = await redis.llen(QUEUE)
+    # Any store URL, Cluster too; reads only, so a Cluster store needs no AGENTQ_BROKER_URL here.
+    async with AgentqClient(redis_url, reads_only=True) as client:
+        workers = await client.ops.alive_workers()
+        counts, sampled = await client.ops.status_counts()
+        depth = await client.ops.queue_depth()
     now = time.time()
     return {
         "redis": redis_url,
