@@ -156,11 +156,7 @@ class Executor:
         if outcome == "lost":
             log.info("invocation %s: lease lost before settling as %s", claim.record.id, status)
             return
-        await self._announce(claim, status, detail, next_head)
-
-    async def _announce(self, claim: Claim, status: str, detail: dict, next_head: str) -> None:
-        # The settle script wrote the status entry and lease.settle sent the next head's run job already.
-        log.info("invocation %s: %s%s", claim.record.id, status, f" (next: {next_head})" if next_head else "")
+        _log_settled(claim, status, next_head)
 
     async def _run_until_settled(self, claim: Claim, runner: Any) -> tuple[str, dict]:
         """Run (again after a retryable model error, or when responses arrived while running) until settled.
@@ -189,7 +185,7 @@ class Executor:
             if outcome == "lost":
                 raise LeaseLost(claim.record.id)
             if outcome == "ok":
-                await self._announce(claim, "parked", detail, next_head)
+                _log_settled(claim, "parked", next_head)
                 return "settled", {}
             fields = await self.store.fields(self.store.record_key(claim.record.id, claim.where))
             claim.record = decode_record(fields)
@@ -273,3 +269,7 @@ class Executor:
         claim.response_fields = []
         return []
 
+
+def _log_settled(claim: Claim, status: str, next_head: str) -> None:
+    # Only a log line: the settle script wrote the status entry and lease.settle sent the next head's job.
+    log.info("invocation %s: %s%s", claim.record.id, status, f" (next: {next_head})" if next_head else "")
