@@ -17,7 +17,7 @@ from pathlib import Path
 
 from .__main__ import PARTS, ROOT
 
-_WATCHED = ("per_second", "_ms", "ms.", "ratio", "mib", "bytes", "keys")
+_WATCHED = ("per_second", "rate", "_ms", "ms.", "ratio", "mib", "bytes", "keys")
 """Figure names worth comparing (rates, latencies, ratios against anchors); counts and settings are left out."""
 
 
@@ -38,6 +38,7 @@ def main(argv: list[str]) -> int:
         second_before = _figures(python, other, part)
         before, after = _mean(first_before, second_before), _mean(first_after, second_after)
         print(f"\n=== {part}: {other.name} -> this checkout (means of two runs each) ===")
+        print(json.dumps({"part": part, "before": before, "after": after}))  # every figure, for the record
         for name in sorted(before.keys() & after.keys()):
             if any(word in name for word in _WATCHED) and before[name]:
                 ratio = after[name] / before[name]
