@@ -67,11 +67,7 @@ async def acquire(
     where = await store.locate(invocation_id)
     reply = await ACQUIRE(
         store.mux, record=store.record_key(invocation_id, where),
-        queue=keys.session_queue(where.app, where.user, where.session),
-        lease=keys.session_lease(where.app, where.user, where.session),
-        fence=keys.session_fence(where.app, where.user, where.session),
-        stream=keys.session_stream(where.app, where.user, where.session),
-        invocation_id=invocation_id, worker=worker, lease_ms=int(ttl_s * 1000), now=time.time())
+        **store.session_script_keys(where, "queue", "lease", "fence", "stream"), invocation_id=invocation_id, worker=worker, lease_ms=int(ttl_s * 1000), now=time.time())
     if reply[0] != "ok":
         if reply[0] != "held":  # the holder (or the head's settle) is responsible for it now
             await store.mux.execute_command("ZREM", keys.dispatch_due(store.shard(where)), invocation_id)
@@ -157,9 +153,7 @@ async def settle(
     shard = store.shard(where)
     reply = await SETTLE(
         store.mux, record=store.record_key(claim.record.id, where),
-        queue=keys.session_queue(where.app, where.user, where.session), lease=_lease(claim),
-        stream=keys.session_stream(where.app, where.user, where.session),
-        active=keys.session_active_invocations(where.app, where.user, where.session),
+        **store.session_script_keys(where, "queue", "lease", "stream", "active"),
         settled=keys.invocation_settled(where.app, where.user, claim.record.id),
         lease_expiries=keys.lease_expiries(shard), dispatch_due=keys.dispatch_due(shard),
         journal=keys.invocation_journal(where.app, where.user, claim.record.id),

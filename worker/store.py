@@ -23,6 +23,7 @@ from runtime.redis_store.connection import LoopClients
 from runtime.redis_store.mux import queue_command
 from runtime.redis_store.replication import wait_for_replicas
 from runtime.redis_store.scripts import CANCEL, ENQUEUE, RESPOND
+from runtime.redis_store.session_layout import lifecycle_keys
 from runtime.redis_store.streams import trim_args
 
 from .broker import broker_url, kombu_broker
@@ -154,6 +155,12 @@ class InvocationStore:
         """The record's hash key."""
         return keys.invocation(where.app, where.user, invocation_id)
 
+    @staticmethod
+    def session_script_keys(where: Where, *names: str) -> dict[str, str]:
+        """The session keys ``names`` (queue, lease, fence, stream, active) by name, as a script call takes them."""
+        named = lifecycle_keys(where.app, where.user, where.session)
+        return {name: named[name] for name in names}
+
     async def get(self, invocation_id: str) -> InvocationRecord:
         """The record. Raises InvocationNotFoundError."""
         where = await self.locate(invocation_id)
@@ -211,9 +218,8 @@ class InvocationStore:
         await register(self.redis, shard)  # before the watchdog entry below is written to it
         enqueue = dict(
             session_meta=keys.session_meta(app, user, session_id), record=self.record_key(record.id, where),
-            queue=keys.session_queue(app, user, session_id), user_invocations=keys.user_invocations(app, user),
-            stream=keys.session_stream(app, user, session_id),
-            active=keys.session_active_invocations(app, user, session_id),
+            user_invocations=keys.user_invocations(app, user),
+            **self.session_script_keys(where, "queue", "stream", "active"),
             invocation_id=record.id, created_at=record.created_at, status_data=QUEUED,
             fields=[*encode_record(record), "retention_s", repr(self.retention.settled_s)])
         if not self._scripts_loaded:  # so the EVALSHA below normally finds the script (no second round trip)
@@ -266,8 +272,8 @@ class InvocationStore:
             answers += [response.id, response.name or "", "1" if response.will_continue else "0", dumps(wire)]
         # One round trip: validation, storing, requeueing, the watchdog entry and the record as stored.
         reply = await RESPOND(
-            self.mux, record=rkey, queue=keys.session_queue(where.app, where.user, where.session),
-            stream=keys.session_stream(where.app, where.user, where.session), dispatch_due=keys.dispatch_due(shard),
+            self.mux, record=rkey, **self.session_script_keys(where, "queue", "stream"),
+            dispatch_due=keys.dispatch_due(shard),
             call_deadlines=keys.call_deadlines(shard), parked=keys.user_parked(where.app, where.user),
             webhook_due=keys.webhook_due(shard), webhook_outbox=keys.webhook_outbox(shard),
             invocation_id=invocation_id, now=time.time(), due_ms=_ms(time.time() + DISPATCH_GRACE_S),
@@ -298,11 +304,7 @@ class InvocationStore:
         fields = encode_fields({"cancel_reason": reason, "error": error, "finished_at": now})
         reply = await CANCEL(
             self.mux, record=self.record_key(invocation_id, where),
-            queue=keys.session_queue(where.app, where.user, where.session),
-            lease=keys.session_lease(where.app, where.user, where.session),
-            fence=keys.session_fence(where.app, where.user, where.session),
-            stream=keys.session_stream(where.app, where.user, where.session),
-            active=keys.session_active_invocations(where.app, where.user, where.session),
+            **self.session_script_keys(where, "queue", "lease", "fence", "stream", "active"),
             settled=keys.invocation_settled(where.app, where.user, invocation_id),
             journal=keys.invocation_journal(where.app, where.user, invocation_id),
             parked=keys.user_parked(where.app, where.user), webhook_due=keys.webhook_due(shard),

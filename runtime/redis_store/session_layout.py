@@ -46,6 +46,16 @@ def commit_keys(app: str, user: str, sid: str, app_apart: bool) -> Mapping[str, 
     return MappingProxyType(own)
 
 
+@functools.lru_cache(maxsize=4096)
+def lifecycle_keys(app: str, user: str, sid: str) -> Mapping[str, str]:
+    """The session's keys the invocation scripts take (``lua/invocations/``), named as their headers name them;
+    a caller passes the ones its script takes (``InvocationStore.session_script_keys``)."""
+    return MappingProxyType({
+        "queue": keys.session_queue(app, user, sid), "lease": keys.session_lease(app, user, sid),
+        "fence": keys.session_fence(app, user, sid), "stream": keys.session_stream(app, user, sid),
+        "active": keys.session_active_invocations(app, user, sid)})
+
+
 def session_keys(app: str, user: str, sid: str) -> tuple[str, ...]:
     """The keys of one session's history and state (what the session service's delete_session removes; the
     worker's deletion also removes its queue, lease, fence and artifacts and cancels its invocations)."""

@@ -141,8 +141,8 @@ class RedisSessionService(BaseSessionService):
         return build_session(meta, session_state, app_state, user_state, events)
 
     def _read(self, key: tuple[str, str, str], config: GetSessionConfig | None):
-        """The read script call for ``get_session`` (not awaited yet), and what the history cache held when it
-        was sent (None: not a cached read)."""
+        """The read script call for ``get_session`` (a coroutine to await), and what the history cache held when
+        it was made (None: not a cached read)."""
         script_keys = read_keys(*key, self._app_apart)
         if config is None and self.histories is not None:
             entry = self.histories.get(key)
