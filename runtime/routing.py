@@ -10,6 +10,7 @@ from .agents.llm_agent import LlmAgent
 from .errors import FunctionCallNotFoundError, InvalidMessageError
 from .events import Event, EventActions
 from .events.pending_calls import PendingCalls
+from .events.rewinds import live_events_newest_first
 
 if TYPE_CHECKING:
     from .agents.base_agent import BaseAgent
@@ -17,8 +18,9 @@ if TYPE_CHECKING:
 
 
 def function_call_event(session: Session, call_id: str | None) -> Event:
-    """The committed event that issued call ``call_id``; FunctionCallNotFoundError when none did."""
-    for event in reversed(session.events):
+    """The committed event that issued call ``call_id``; FunctionCallNotFoundError when none did (or when a
+    rewind took it back)."""
+    for event in live_events_newest_first(session.events):
         for call in event.get_function_calls():
             if call.id == call_id:
                 return event
@@ -41,7 +43,7 @@ def find_invocation_for_function_responses(session: Session, message: types.Cont
         _fill_ids_by_name(session, responses)
     wanted = {response.id for response in responses}
     owners: dict[str, str] = {}
-    for event in reversed(session.events):
+    for event in live_events_newest_first(session.events):  # a rewound call cannot be answered any more
         for call in event.get_function_calls():
             if call.id in wanted and call.id not in owners:
                 owners[call.id] = event.invocation_id
@@ -101,8 +103,9 @@ def _can_transfer_back(agent: BaseAgent) -> bool:
 
 
 def agent_for_new_turn(session: Session, root: BaseAgent, agents: dict[str, BaseAgent]) -> BaseAgent:
-    """The agent a new user turn goes to: the one that last answered, if it can transfer back; else root."""
-    for event in reversed(session.events):
+    """The agent a new user turn goes to: the one that last answered, if it can transfer back; else root.
+    Rewound events do not count: the turn goes where it would have gone before them."""
+    for event in live_events_newest_first(session.events):
         if event.author == "user":
             continue
         if event.author == root.name:

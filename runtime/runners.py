@@ -49,6 +49,7 @@ from .routing import (
 )
 from .sessions import BaseSessionService, InMemorySessionService, Session, State
 from .sessions.invocation_index import invocation_events
+from .sessions.rewind import rewind_session
 from .tracing import BaseSpanStore, InMemorySpanStore, SpanRecorder
 
 if TYPE_CHECKING:
@@ -299,6 +300,31 @@ class Runner:
         while agent.parent_agent is not None and not isinstance(agent.parent_agent, LlmAgent):
             agent = agent.parent_agent
         return agent
+
+    async def rewind_async(
+        self,
+        *,
+        user_id: str,
+        session_id: str,
+        rewind_before_invocation_id: str,
+        run_config: RunConfig | None = None,
+    ) -> None:
+        """Put the session back as it was before invocation ``rewind_before_invocation_id``: session state,
+        session artifacts, what the model is shown and which agent answers next (see ``sessions.rewind``).
+
+        ``run_config`` is accepted as ADK's is and changes nothing: a rewind needs the whole history. Raises
+        SessionNotFoundError, or InvocationNotFoundError when the session has no event of that invocation.
+        """
+        session = await self.session_service.get_session(
+            app_name=self.app_name, user_id=user_id, session_id=session_id
+        )
+        if session is None:
+            raise SessionNotFoundError(
+                f"Session not found: {session_id!r} (app {self.app_name!r}, user {user_id!r})"
+            )
+        await rewind_session(session_service=self.session_service, session=session,
+                             rewind_before_invocation_id=rewind_before_invocation_id,
+                             artifact_service=self.artifact_service, app_name=self.app_name)
 
     def run(
         self,

@@ -8,6 +8,7 @@ from google.genai import types
 
 from .artifact_version import ArtifactVersion, canonical_uri, in_range, mime_type_of
 from .base_artifact_service import BaseArtifactService, is_user_scoped
+from .rewind_tombstone import is_rewind_tombstone
 
 
 class InMemoryArtifactService(BaseArtifactService):
@@ -40,7 +41,7 @@ class InMemoryArtifactService(BaseArtifactService):
 
     async def load_artifact(self, *, app_name, user_id, session_id, filename, version=None):
         found = self._one(app_name, user_id, session_id, filename, version)
-        return None if found is None else found[0]
+        return None if found is None or is_rewind_tombstone(found[0]) else found[0]
 
     async def get_artifact_version(self, *, app_name, user_id, session_id, filename, version=None):
         found = self._one(app_name, user_id, session_id, filename, version)

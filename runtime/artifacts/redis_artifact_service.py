@@ -18,6 +18,7 @@ from ..redis_store.codec import text
 from ..redis_store.connection import LoopClients
 from .artifact_version import MAX_VERSION, ArtifactVersion, canonical_uri, mime_type_of
 from .base_artifact_service import BaseArtifactService, is_user_scoped
+from .rewind_tombstone import is_rewind_tombstone
 
 
 def _scope(session_id: str, filename: str) -> str:
@@ -72,7 +73,8 @@ class RedisArtifactService(BaseArtifactService):
 
     async def load_artifact(self, *, app_name, user_id, session_id, filename, version=None) -> types.Part | None:
         found = await self._entry(app_name, user_id, session_id, filename, version)
-        return None if found is None else _decode(found[1])[0]
+        part = None if found is None else _decode(found[1])[0]
+        return None if part is None or is_rewind_tombstone(part) else part
 
     async def get_artifact_version(self, *, app_name, user_id, session_id, filename, version=None):
         found = await self._entry(app_name, user_id, session_id, filename, version)

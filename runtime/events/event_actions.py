@@ -65,6 +65,10 @@ class EventActions(BaseModel):
     compaction: EventCompaction | None = None
     """This event summarises earlier events (ADK's events compaction; see ``apps.compaction``)."""
 
+    rewind_before_invocation_id: str | None = None
+    """Set only on the event a rewind commits: this invocation and every event after its first one are undone
+    (``rewindBeforeInvocationId`` on the wire; see ``sessions.rewind`` and ``events.rewinds``)."""
+
     def is_empty(self) -> bool:
         """True when committing these actions would change nothing."""
         return not (
@@ -78,4 +82,5 @@ class EventActions(BaseModel):
             or self.end_of_agent
             or self.agent_state is not None
             or self.compaction is not None
+            or self.rewind_before_invocation_id is not None
         )

@@ -4,7 +4,8 @@ Rules (as the reference runtime applies them): events of other branches are left
 words become a user-role "For context:" message; function responses are moved right after their call
 (several answers to one call collapse into the latest); client-made call ids (``adk-...``) are not sent;
 tool-confirmation traffic and an AgentTool's calls re-issued to the client (proxy events) are not shown.
-Compacted events are shown as their summaries (see ``compacted_history``).
+Compacted events are shown as their summaries (see ``compacted_history``); rewound events are not shown
+(see ``events.rewinds``).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 from google.genai import types
 
 from ..events import Event
+from ..events.rewinds import live_events
 from ..events.tool_confirmation import REQUEST_CONFIRMATION_FUNCTION_CALL_NAME
 from ..ids import CLIENT_CALL_ID_PREFIX
 from . import _fast
@@ -186,6 +188,7 @@ def kept_events(events: list[Event], agent_name: str, branch: str | None) -> lis
 def build_contents(events: list[Event], agent_name: str, branch: str | None, current_turn_only: bool = False
                    ) -> list[types.Content]:
     """The model's view of ``events`` for ``agent_name`` running on ``branch``."""
+    events = live_events(events)
     if current_turn_only:
         for index in range(len(events) - 1, -1, -1):
             event = events[index]  # a compaction event is the user's (ADK): it can start the turn

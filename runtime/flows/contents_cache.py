@@ -4,9 +4,10 @@ A model step used to rebuild the request's contents from the whole session histo
 other agents' words, stripping client call ids: a copy per event with a client-made call id), so a long
 invocation paid for its history again at every step. The history is append-only; the cache keeps what it
 built from the events it has seen and converts only the new ones. It starts over when the history is
-anything but an extension of what it saw (checked event by event). The Runner keeps these caches where the
-session service says (``BaseSessionService.history_scratch``): for one invocation, or, with a service that
-caches parsed histories, across the session's invocations.
+anything but an extension of what it saw (checked event by event), and builds afresh from the live events
+when a rewind comes (it takes back events already shown; see ``events.rewinds``). The Runner keeps these
+caches where the session service says (``BaseSessionService.history_scratch``): for one invocation, or, with
+a service that caches parsed histories, across the session's invocations.
 
 The answers-next-to-their-calls rearrangement is global, but history almost always already has that shape
 (each answer right after the event whose calls it answers); the cache tracks whether it still does and only
@@ -20,6 +21,7 @@ from google.genai import types
 
 from .._lent import LentList, only_holder
 from ..events import Event
+from ..events.rewinds import is_rewind, live_events
 from .compacted_history import is_compaction
 from .compacted_view import CompactedView
 from .contents import arrange, kept_events, retold, strip_client_ids
@@ -49,7 +51,9 @@ class ContentsCache:
         if not self._extends(events):
             self._reset()
         start = len(self._seen)
-        if self._view is not None or any(map(is_compaction, events[start:])):
+        if any(map(is_rewind, events[start:])):  # it takes back events shown already: start from the live ones
+            self._rebuild(events)
+        elif self._view is not None or any(map(is_compaction, events[start:])):
             self._extend_compacted(events, start)
         else:
             for event in events[start:]:
@@ -126,7 +130,7 @@ class ContentsCache:
     def _rebuild(self, events: list[Event]) -> None:
         self._reset()
         self._seen = list(events)
-        view = CompactedView(kept_events(events, self._agent_name, self._branch), self._agent_name)
+        view = CompactedView(kept_events(live_events(events), self._agent_name, self._branch), self._agent_name)
         # with no summary for this agent and branch the plain path serves, until a summary comes
         self._view = view if view.compacted else None
         self._show_again(view.shown)
