@@ -49,6 +49,21 @@ class ModelNotConfiguredError(UsageError):
     """Raised when a model backend has no credentials or endpoint to call (e.g. no GOOGLE_API_KEY for Gemini)."""
 
 
+class NotSupportedYetError(AgentqError, ImportError):
+    """Raised when code imports a name google-adk 2.13 exports that agentq does not provide yet.
+
+    An ImportError, so ``from runtime.agents import X`` fails with this message (Python would replace an
+    AttributeError's with a generic one), naming both the runtime path and ADK's.
+    """
+
+    def __init__(self, module: str, name: str):
+        adk_module = "google.adk" + module.removeprefix("runtime")
+        super().__init__(
+            f"cannot import name {name!r} from {module!r}: {adk_module}.{name} is not supported by agentq yet",
+            name=module,
+        )
+
+
 # --- unknown ids ----------------------------------------------------------------------------------
 
 

@@ -30,18 +30,15 @@ def function_call_event(session: Session, call_id: str | None) -> Event:
 def find_invocation_for_function_responses(session: Session, message: types.Content) -> str:
     """The id of the invocation whose calls ``message``'s FunctionResponses answer.
 
-    A response without an id answers the one long-running call of its name still pending in the session
-    (any invocation); its id is filled in from that call, so the rest of the run sees an answered id.
-    Raises FunctionCallNotFoundError naming the ids no committed call has, and InvalidMessageError when an
-    id-less response matches no pending call or several (naming their ids), or the responses answer calls
-    of different invocations.
+    Only responses that carry an id take part: as in ADK 2.13, a response without one resumes nothing
+    (``check_message`` leaves it out, so a message of only such responses starts a new turn).
+    Raises FunctionCallNotFoundError naming the ids no committed call has, and InvalidMessageError when
+    the message carries no response with an id or its responses answer calls of different invocations.
     """
-    responses = [part.function_response for part in message.parts or [] if part.function_response]
-    if not responses:
-        raise InvalidMessageError("the message carries no function response")
-    if not all(response.id for response in responses):
-        _fill_ids_by_name(session, responses)
-    wanted = {response.id for response in responses}
+    wanted = {part.function_response.id for part in message.parts or []
+              if part.function_response and part.function_response.id}
+    if not wanted:
+        raise InvalidMessageError("the message carries no function response with an id")
     owners: dict[str, str] = {}
     for event in live_events_newest_first(session.events):  # a rewound call cannot be answered any more
         for call in event.get_function_calls():
@@ -49,33 +46,16 @@ def find_invocation_for_function_responses(session: Session, message: types.Cont
                 owners[call.id] = event.invocation_id
         if len(owners) == len(wanted):
             break
-    unknown = [response.id for response in responses if response.id not in owners]
+    unknown = wanted - owners.keys()
     if unknown:
         raise FunctionCallNotFoundError(
-            f"Function call not found for function response ids: {set(unknown)!r}. Ensure each function "
+            f"Function call not found for function response ids: {unknown!r}. Ensure each function "
             "response ID matches an existing function call in the session history."
         )
     invocations = sorted(set(owners.values()))
     if len(invocations) > 1:
         raise InvalidMessageError(f"the function responses answer calls of several invocations: {invocations!r}")
     return invocations[0]
-
-
-def _fill_ids_by_name(session: Session, responses: list[types.FunctionResponse]) -> None:
-    """Give each id-less response the id of the one pending long-running call of its name."""
-    pending = _pending_calls(session, None).values()
-    taken = {response.id for response in responses if response.id}
-    for response in responses:
-        if response.id:
-            continue
-        ids = [call.id for call in pending if call.name == response.name and call.id not in taken]
-        if len(ids) != 1:
-            found = f"pending calls of that name: {ids!r}" if ids else "no long-running call of that name is pending"
-            raise InvalidMessageError(
-                f"function response for {response.name!r} has no id and {found}; copy the call's id"
-            )
-        response.id = ids[0]
-        taken.add(ids[0])
 
 
 def pending_long_running_calls(session: Session, invocation_id: str) -> list[types.FunctionCall]:
@@ -119,14 +99,19 @@ def agent_for_new_turn(session: Session, root: BaseAgent, agents: dict[str, Base
 
 
 def check_message(message: types.Content | None) -> list[types.FunctionResponse]:
-    """Refuse messages a user may not send; return the function responses it carries."""
+    """Refuse messages a user may not send; return the function responses that resume an invocation.
+
+    Those are the responses with an id. ADK 2.13 matches a response to its call by id only: one without an
+    id is committed with the message but answers nothing (the model is not shown it), so a message of only
+    such responses is a new turn, and the long-running call it meant stays pending.
+    """
     if message is None:
         return []
     if not message.parts:
         raise InvalidMessageError("new_message has no parts; send at least one text or function response part")
     if any(part.function_call for part in message.parts):
         raise InvalidMessageError("User message cannot contain function calls.")
-    return [part.function_response for part in message.parts if part.function_response]
+    return [part.function_response for part in message.parts if part.function_response and part.function_response.id]
 
 
 def user_message_event(

@@ -8,6 +8,7 @@ from google.genai import types
 
 from ..errors import UsageError
 from ..events import EventActions
+from ..events.ui_widget import UiWidget
 from ..sessions.state import State
 from .readonly_context import ReadonlyContext
 
@@ -60,3 +61,15 @@ class CallbackContext(ReadonlyContext):
     async def list_artifacts(self) -> list[str]:
         """The artifact filenames visible to this session."""
         return await self._artifact_service().list_artifact_keys(**self._artifact_scope())
+
+    def render_ui_widget(self, ui_widget: UiWidget) -> None:
+        """Ask the UI to render ``ui_widget`` beside the next event (``actions.render_ui_widgets``).
+
+        Raises ValueError when a widget with the same id is already there, as ADK does.
+        """
+        widgets = self._event_actions.render_ui_widgets
+        if widgets is None:
+            widgets = self._event_actions.render_ui_widgets = []
+        if any(widget.id == ui_widget.id for widget in widgets):
+            raise ValueError(f"UI widget with ID '{ui_widget.id}' already exists in the current event actions.")
+        widgets.append(ui_widget)

@@ -9,8 +9,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
-# The module's name before it moved to runtime.contexts: logging configured for it keeps working.
-log = logging.getLogger("runtime.agents.run_config")
+# Named after ADK's path (runtime.agents.run_config, which is this very module): logging configured for
+# that name, and a test patching ``runtime.agents.run_config.logger``, both reach the warnings below.
+logger = logging.getLogger("runtime.agents.run_config")
 
 
 class StreamingMode(enum.Enum):
@@ -43,7 +44,7 @@ class RunConfig(BaseModel):
         if value >= sys.maxsize:
             raise ValueError(f"max_llm_calls should be less than {sys.maxsize}.")
         if value <= 0:
-            log.warning(
+            logger.warning(
                 "max_llm_calls is less than or equal to 0. This will result in no enforcement on total number "
                 "of llm calls that will be made for a run. This may not be ideal, as this could result in a "
                 "never ending communication between the model and the agent in certain cases."

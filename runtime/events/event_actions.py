@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
 from .tool_confirmation import ToolConfirmation
+from .ui_widget import UiWidget
 
 
 class EventCompaction(BaseModel):
@@ -62,6 +63,9 @@ class EventActions(BaseModel):
     agent_state: dict[str, Any] | None = None
     """Checkpoint of a workflow agent's progress, so a resumed invocation continues where it stopped."""
 
+    render_ui_widgets: list[UiWidget] | None = None
+    """Widgets a UI renders beside this event (``renderUiWidgets`` on the wire; see ``ToolContext.render_ui_widget``)."""
+
     compaction: EventCompaction | None = None
     """This event summarises earlier events (ADK's events compaction; see ``apps.compaction``)."""
 
@@ -82,5 +86,6 @@ class EventActions(BaseModel):
             or self.end_of_agent
             or self.agent_state is not None
             or self.compaction is not None
+            or bool(self.render_ui_widgets)
             or self.rewind_before_invocation_id is not None
         )

@@ -108,13 +108,15 @@ def _with_confirmation_request(ctx, author, calls, answer: Event, requests) -> l
 
 
 def merge_actions(all_actions: list[EventActions]) -> EventActions:
-    """Actions of several tool calls as one: dicts merged, later scalars win."""
+    """Actions of several tool calls as one: dicts merged, widget lists joined, later scalars win."""
     merged = EventActions()
     for actions in all_actions:
         merged.state_delta.update(actions.state_delta)
         merged.artifact_delta.update(actions.artifact_delta)
         merged.requested_auth_configs.update(actions.requested_auth_configs)
         merged.requested_tool_confirmations.update(actions.requested_tool_confirmations)
+        if actions.render_ui_widgets:  # every call's widgets, in call order (ADK does not deduplicate them)
+            merged.render_ui_widgets = [*(merged.render_ui_widgets or []), *actions.render_ui_widgets]
         for name in ("skip_summarization", "transfer_to_agent", "escalate"):
             value = getattr(actions, name)
             if value is not None:

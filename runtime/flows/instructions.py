@@ -6,6 +6,8 @@ import inspect
 import re
 from typing import TYPE_CHECKING
 
+from google.genai import types
+
 from ..contexts.readonly_context import ReadonlyContext
 
 if TYPE_CHECKING:
@@ -57,7 +59,8 @@ async def _replacement(placeholder: str, ctx: InvocationContext) -> str:
             if optional:
                 return ""
             raise KeyError(f"Artifact {filename!r} not found in agent {ctx.agent.name!r}.")
-        return artifact.text if artifact.text is not None else str(artifact)
+        # A custom artifact service may hand back something other than a Part; ADK shows its str() then
+        return artifact.text if isinstance(artifact, types.Part) and artifact.text is not None else str(artifact)
     if not _is_state_name(name):
         return placeholder
     state = ctx.session.state

@@ -11,6 +11,8 @@ from typing import Any
 import pydantic
 from google.genai import types
 
+from ._callable_doc import callable_doc
+
 # Parameters the framework fills in itself; the model never sees them.
 HIDDEN_PARAMS = frozenset({"tool_context", "input_stream"})
 
@@ -93,7 +95,7 @@ def build_declaration(func, *, name: str | None = None, description: str | None 
         elif _json_safe(param.default):
             schema.default = param.default
         properties[param.name] = schema
-    doc = description if description is not None else inspect.getdoc(func)
+    doc = description if description is not None else callable_doc(func)
     parameters = (
         types.Schema(type=types.Type.OBJECT, properties=properties, required=required or None)
         if properties

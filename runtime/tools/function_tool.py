@@ -12,6 +12,7 @@ from google.genai import types
 
 from ..contexts.tool_context import ToolContext
 from . import _schema
+from ._callable_doc import callable_doc
 from ._off_loop import run_off_loop
 from .base_tool import BaseTool
 
@@ -37,7 +38,7 @@ class FunctionTool(BaseTool):
         target = func.func if hasattr(func, "func") and hasattr(func, "args") else func  # functools.partial
         name = getattr(target, "__name__", None) or type(target).__name__
         super().__init__(
-            name=name, description=_description(target), is_long_running=is_long_running, idempotent=idempotent,
+            name=name, description=callable_doc(func), is_long_running=is_long_running, idempotent=idempotent,
         )
         self.func = func
         self.require_confirmation = require_confirmation
@@ -102,15 +103,6 @@ class FunctionTool(BaseTool):
         if inspect.isawaitable(result):  # a sync wrapper returning a coroutine
             result = await result
         return result
-
-
-def _description(target) -> str:
-    """The docstring the model sees; for a callable object, its ``__call__``'s (as ADK)."""
-    if not (inspect.isfunction(target) or inspect.ismethod(target) or inspect.isbuiltin(target)):
-        call = getattr(type(target), "__call__", None)  # noqa: B004 - a callable object, not a function
-        if call is not None and inspect.getdoc(call):
-            return inspect.getdoc(call)
-    return inspect.getdoc(target) or ""
 
 
 def _pydantic_params(func) -> dict[str, type[pydantic.BaseModel]]:

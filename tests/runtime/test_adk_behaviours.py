@@ -11,15 +11,15 @@ from pydantic import BaseModel, ValidationError
 
 from runtime.agents import LlmAgent, LoopAgent
 from runtime.agents.run_config import RunConfig
-from runtime.errors import InvalidAgentConfigError, InvalidMessageError, UsageError
+from runtime.errors import InvalidAgentConfigError, UsageError
 from runtime.models import Gemini, LLMRegistry, LlmRequest, ScriptedLlm, call
 from runtime.runners import InMemoryRunner, Runner
 from runtime.sessions import InMemorySessionService
-from runtime.tools import FunctionTool, LongRunningFunctionTool, exit_loop
+from runtime.tools import FunctionTool, exit_loop
 from runtime.utils.instructions_utils import inject_session_state
 from tests.fake_gemini import FakeGemini, text_response
 
-from .helpers import function_response, new_session, run, stored, summaries, user_text
+from .helpers import new_session, run, stored, summaries, user_text
 
 
 def recording_model(answer="ok"):
@@ -31,21 +31,6 @@ def recording_model(answer="ok"):
         return answer(request) if callable(answer) else answer
 
     return ScriptedLlm(responder=responder), requests
-
-
-def approve(amount: int) -> None:
-    """Ask a person to approve; the answer comes later."""
-
-
-def approval_runner(first_turn) -> InMemoryRunner:
-    agent = LlmAgent(name="a", model=ScriptedLlm(turns=[first_turn, "Approved, done."]),
-                     tools=[LongRunningFunctionTool(approve)])
-    return InMemoryRunner(agent=agent, app_name="app")
-
-
-def id_less_response(name: str, response: dict) -> types.Content:
-    return types.Content(role="user", parts=[types.Part(function_response=types.FunctionResponse(
-        name=name, response=response))])
 
 
 # --- transfer and loops ---
@@ -72,55 +57,6 @@ async def test_a_loop_reached_by_transfer_ends_the_invocation_on_exit_loop_and_t
     ]
     assert (first[-1].actions.escalate, first[-1].actions.skip_summarization) == (True, True)
     assert summaries(second) == [("root", ["Root answers."])]
-
-
-# --- long-running calls answered without an id ---
-
-
-async def test_a_function_response_without_an_id_answers_the_one_pending_call_of_its_name():
-    runner = approval_runner(call("approve", amount=5))
-    session = await new_session(runner)
-    parked = await run(runner, session, user_text("pay 5"))
-    call_id = parked[0].get_function_calls()[0].id
-
-    resumed = await run(runner, session, id_less_response("approve", {"ok": True}))
-
-    assert summaries(resumed) == [("a", ["Approved, done."])]
-    assert resumed[0].invocation_id == parked[0].invocation_id
-    history = await stored(runner, session)
-    answer = history[2].get_function_responses()[0]
-    assert (history[2].author, history[2].invocation_id, answer.id, answer.name, answer.response) == (
-        "user", parked[0].invocation_id, call_id, "approve", {"ok": True})
-
-
-async def test_a_function_response_without_an_id_is_refused_naming_the_ids_when_several_calls_of_its_name_wait():
-    runner = approval_runner([call("approve", amount=1), call("approve", amount=2)])
-    session = await new_session(runner)
-    parked = await run(runner, session, user_text("pay both"))
-    ids = [c.id for c in parked[0].get_function_calls()]
-
-    with pytest.raises(InvalidMessageError) as raised:
-        await run(runner, session, id_less_response("approve", {"ok": True}))
-
-    assert str(raised.value) == (
-        f"function response for 'approve' has no id and pending calls of that name: {ids!r}; copy the call's id"
-    )
-    assert len(await stored(runner, session)) == 2  # nothing committed
-
-
-async def test_a_function_response_without_an_id_is_refused_when_no_call_of_its_name_is_pending():
-    runner = approval_runner(call("approve", amount=5))
-    session = await new_session(runner)
-    parked = await run(runner, session, user_text("pay 5"))
-    await run(runner, session, function_response(parked[0].get_function_calls()[0].id, "approve", {"ok": True}))
-
-    with pytest.raises(InvalidMessageError) as raised:
-        await run(runner, session, id_less_response("approve", {"ok": True}))
-
-    assert str(raised.value) == (
-        "function response for 'approve' has no id and no long-running call of that name is pending; "
-        "copy the call's id"
-    )
 
 
 # --- LlmAgent settings ---
