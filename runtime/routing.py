@@ -11,6 +11,7 @@ from .errors import FunctionCallNotFoundError, InvalidMessageError
 from .events import Event, EventActions
 from .events.pending_calls import PendingCalls
 from .events.rewinds import live_events_newest_first
+from .flows.agent_modes import delegator_of
 
 if TYPE_CHECKING:
     from .agents.base_agent import BaseAgent
@@ -84,7 +85,8 @@ def _can_transfer_back(agent: BaseAgent) -> bool:
 
 def agent_for_new_turn(session: Session, root: BaseAgent, agents: dict[str, BaseAgent]) -> BaseAgent:
     """The agent a new user turn goes to: the one that last answered, if it can transfer back; else root.
-    Rewound events do not count: the turn goes where it would have gone before them."""
+    Rewound events do not count: the turn goes where it would have gone before them. A task or single_turn
+    agent's turn goes to the agent that delegated to it (which resumes a task still open)."""
     for event in live_events_newest_first(session.events):
         if event.author == "user":
             continue
@@ -94,7 +96,7 @@ def agent_for_new_turn(session: Session, root: BaseAgent, agents: dict[str, Base
         if agent is None:
             continue
         if agent.parent_agent is not None and _can_transfer_back(agent):
-            return agent
+            return delegator_of(agent)  # an open task is resumed by the agent that delegated it
     return root
 
 

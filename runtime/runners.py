@@ -33,6 +33,8 @@ from .errors import (
 )
 from .events import Event, EventActions
 from .flows import confirmation
+from .flows.agent_modes import delegator_of, refuse_single_turn_root
+from .flows.delegation import open_task_branch
 from .ids import new_invocation_id
 from .plugins import BasePlugin, PluginManager
 from .plugins.run_hooks import run_with_plugins
@@ -154,6 +156,7 @@ class Runner:
             raise SessionNotFoundError(
                 f"Session not found: {session_id!r} (app {self.app_name!r}, user {user_id!r})"
             )
+        refuse_single_turn_root(self.agent)
         responses = check_message(new_message)
         if responses:
             owner = find_invocation_for_function_responses(session, new_message)
@@ -192,6 +195,8 @@ class Runner:
         branch = None
         if responses:
             branch = function_call_event(session, responses[0].id).branch
+        elif new_message is not None:  # a reply to a task agent still open belongs to that task's branch
+            branch = open_task_branch(session.events, self._agents)
         if state_delta:  # temp: keys are not committed, yet this invocation sees them like any other key
             session.state.update({k: v for k, v in state_delta.items() if k.startswith(State.TEMP_PREFIX)})
         if new_message is not None and not already_committed(new_message, prior, bool(responses)):
@@ -296,7 +301,7 @@ class Runner:
         # Resume where the invocation started: each agent then finds its own progress in the committed
         # events (a transfer is followed again, finished agents do nothing). A workflow agent manages its
         # children, so resume it rather than the child.
-        agent = self._agents.get(first, self.agent)
+        agent = delegator_of(self._agents.get(first, self.agent))  # a task resumes under its delegator
         while agent.parent_agent is not None and not isinstance(agent.parent_agent, LlmAgent):
             agent = agent.parent_agent
         return agent

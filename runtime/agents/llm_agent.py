@@ -14,11 +14,14 @@ from ..contexts.invocation_context import InvocationContext
 from ..contexts.readonly_context import ReadonlyContext
 from ..errors import InvalidAgentConfigError, UsageError
 from ..events import Event
+from ..flows.agent_modes import AgentMode, LlmAgentMode, is_delegated, mode_of
 from ..flows.instructions import canonical
 from ..flows.llm_flow import run_flow
 from ..models.base_llm import BaseLlm
 from ..models.registry import resolve
 from ..tools.base_tool import BaseTool
+from ..tools.delegation_tools import SingleTurnAgentTool, TaskAgentTool
+from ..tools.finish_task_tool import FinishTaskTool
 from ..tools.function_tool import FunctionTool
 from ..tools.transfer_to_agent_tool import transfer_to_agent
 from .base_agent import BaseAgent
@@ -45,6 +48,10 @@ class LlmAgent(BaseAgent):
     disallow_transfer_to_parent: bool = False
     disallow_transfer_to_peers: bool = False
     include_contents: Literal["default", "none"] = "default"
+    mode: LlmAgentMode | None = None
+    """How the parent reaches this agent: ``chat`` (transfer_to_agent; what None means for a sub-agent),
+    ``task`` (called like a tool, talks with the user, ends with finish_task) or ``single_turn`` (called like
+    a tool, answers from its input alone). See ``runtime.flows.delegation``."""
     output_key: str | None = None
     input_schema: type[BaseModel] | None = None
     output_schema: type[BaseModel] | None = None
@@ -62,6 +69,24 @@ class LlmAgent(BaseAgent):
         if config is not None:
             _check_generate_content_config(types.GenerateContentConfig.model_validate(config))
         super().__init__(**data)
+        self._add_delegation_tools()
+
+    def _add_delegation_tools(self) -> None:
+        """As ADK does on construction: a task agent gets finish_task, and each task or single_turn sub-agent
+        becomes a tool of this agent (after the user's tools, in a new list: the caller's stays as it was)."""
+        added: list[BaseTool] = []
+        if self.mode == AgentMode.TASK:
+            added.append(FinishTaskTool(self))
+        for sub_agent in self.sub_agents:
+            if isinstance(sub_agent, LlmAgent) and sub_agent.mode is None:
+                sub_agent.mode = AgentMode.CHAT.value  # a sub-agent without a mode is a chat agent
+            sub_mode = mode_of(sub_agent)
+            if sub_mode == AgentMode.TASK:
+                added.append(TaskAgentTool(sub_agent))
+            elif sub_mode == AgentMode.SINGLE_TURN:
+                added.append(SingleTurnAgentTool(sub_agent))
+        if added:
+            self.tools = [*self.tools, *added]
 
     def _c(self) -> _Cache:
         # Straight to pydantic's private dict: attribute access on private attrs goes through a slow __getattr__.
@@ -95,14 +120,15 @@ class LlmAgent(BaseAgent):
         return cache.base_config
 
     def transfer_targets(self) -> list[BaseAgent]:
-        """The agents this one may transfer to: sub-agents, then parent and peers when allowed."""
-        targets = list(self.sub_agents)
+        """The agents this one may transfer to: sub-agents, then parent and peers when allowed (task and
+        single_turn agents are called like tools, never transferred to)."""
+        targets = [sub_agent for sub_agent in self.sub_agents if not is_delegated(sub_agent)]
         parent = self.parent_agent
         if isinstance(parent, LlmAgent):
             if not self.disallow_transfer_to_parent:
                 targets.append(parent)
             if not self.disallow_transfer_to_peers:
-                targets.extend(peer for peer in parent.sub_agents if peer is not self)
+                targets.extend(peer for peer in parent.sub_agents if peer is not self and not is_delegated(peer))
         return targets
 
     async def canonical_instruction(self, ctx: ReadonlyContext) -> tuple[str, bool]:
@@ -187,8 +213,8 @@ class LlmAgent(BaseAgent):
         A final answer's text (parsed JSON with ``output_schema``) is stored; without a schema, every
         committed text of the run counts, so text said next to a tool call is kept: the value is the
         concatenation of the run's texts up to this event."""
-        if event.partial or not event.content or not event.content.parts:
-            return so_far
+        if event.partial or not event.content or not event.content.parts or self.mode == AgentMode.TASK:
+            return so_far  # a task's output is its finish_task arguments (stored by that tool), not its chat
         text = "".join(part.text for part in event.content.parts if part.text and not part.thought)
         has_text = any(part.text is not None and not part.thought for part in event.content.parts)
         if self.output_schema is not None:

@@ -17,11 +17,15 @@ from ..events.rewinds import live_events
 from ..events.tool_confirmation import REQUEST_CONFIRMATION_FUNCTION_CALL_NAME
 from ..ids import CLIENT_CALL_ID_PREFIX
 from . import _fast
+from .agent_modes import scope_of
 from .agent_tool_pause import is_proxy_event
 from .compacted_history import is_compaction, recover_compacted_calls, replace_compacted
 
 
 def _belongs_to_branch(branch: str | None, event: Event) -> bool:
+    # a delegated task's events are its own: neither its caller nor other tasks see them, nor it theirs
+    if scope_of(branch) != scope_of(event.branch):
+        return False
     if not branch or not event.branch:
         return True
     return branch == event.branch or branch.startswith(event.branch + ".")

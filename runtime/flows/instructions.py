@@ -131,7 +131,8 @@ async def system_instruction(agent: LlmAgent, ctx: InvocationContext, targets: l
         paragraphs.append(await resolve_instruction(global_instruction, ctx))
     if agent.instruction:
         paragraphs.append(await resolve_instruction(agent.instruction, ctx))
-    paragraphs.append(identity(agent))
+    if getattr(agent, "mode", None) != "single_turn":  # as ADK: a single_turn agent is given no identity
+        paragraphs.append(identity(agent))
     if targets:
         paragraphs.append(transfer_instruction(agent, targets))
     paragraphs = [p for p in paragraphs if p]

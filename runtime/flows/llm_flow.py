@@ -14,8 +14,10 @@ from ..events import Event, EventActions
 from ..models.llm_request import LlmRequest
 from ..models.llm_response import LlmResponse
 from ..sessions.base_session_service import set_fields
+from ..tools.finish_task_tool import FINISH_TASK_INSTRUCTION, is_finish_task_terminal
 from ..tracing import steps
-from . import _fast, functions, model_callbacks, resume_plan, transfer
+from . import _fast, delegation, functions, model_callbacks, resume_plan, transfer
+from .agent_modes import DELEGATED_TASK_MODES, AgentMode, mode_of
 from .contents import build_contents
 from .contents_cache import cached_contents
 from .instructions import system_instruction
@@ -26,7 +28,18 @@ if TYPE_CHECKING:
 
 
 async def run_flow(agent: LlmAgent, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
-    """Run ``agent`` until it gives a final answer, transfers, or pauses on a long-running call."""
+    """Run ``agent`` until it gives a final answer, transfers, or pauses on a long-running call.
+
+    A task it delegated in an earlier turn and that still waits for the user is resumed first; the agent
+    goes on only once the task is done (see ``flows.delegation``)."""
+    opened = delegation.open_task_call(agent, ctx)
+    if opened is not None:
+        last = None
+        async for event in delegation.run_delegated_call(agent, ctx, *opened):
+            last = event
+            yield event
+        if last is None or _handed_over(agent, last):
+            return
     if ctx.run.resumed:
         plan = resume_plan.plan(agent, ctx)
         if plan.kind == "done" or (plan.kind == "finished" and not ctx.run.llm_end_events):
@@ -46,15 +59,23 @@ async def run_flow(agent: LlmAgent, ctx: InvocationContext) -> AsyncGenerator[Ev
                 last = event
                 yield event
             # None: only long-running calls, still unanswered; paused: other calls still wait for a person
-            if last is None or last.is_final_response() or ctx.is_paused():
+            if last is None or last.is_final_response() or ctx.is_paused() or _handed_over(agent, last):
                 return
     while True:
         last = None
         async for event in _one_step(agent, ctx):
             last = event
             yield event
-        if last is None or last.is_final_response() or last.partial:
+        if last is None or last.is_final_response() or last.partial or _handed_over(agent, last):
             return
+        if is_finish_task_terminal(last):
+            return  # the task is done: its result goes to the agent that delegated it, not to this model
+
+
+def _handed_over(agent: LlmAgent, last: Event) -> bool:
+    """True when the step ended with another agent's event: a delegated task waiting for the user (the
+    delegator's answer to the call, by ``user`` or the agent itself, is what lets the agent go on)."""
+    return last.author != agent.name and last.author != "user"
 
 
 async def build_request(agent: LlmAgent, ctx: InvocationContext) -> LlmRequest:
@@ -62,10 +83,15 @@ async def build_request(agent: LlmAgent, ctx: InvocationContext) -> LlmRequest:
     config = _fast.replace(agent.base_config())
     # Per-agent billing slices, as ADK labels requests; a label the user set (even this one) is kept.
     config.labels = {"adk_agent_name": agent.name, **(config.labels or {})}
-    if agent.output_schema is not None:
+    mode = mode_of(agent)
+    if agent.output_schema is not None and mode != AgentMode.TASK:  # a task's output comes via finish_task
         config.response_schema = agent.output_schema
         config.response_mime_type = "application/json"
-    config.system_instruction = await system_instruction(agent, ctx, agent.transfer_targets())
+    # a delegated agent may still transfer (the tool stays), but is not told about it
+    targets = [] if mode in DELEGATED_TASK_MODES else agent.transfer_targets()
+    config.system_instruction = await system_instruction(agent, ctx, targets)
+    if mode == AgentMode.TASK:
+        config.system_instruction = "\n\n".join(filter(None, [config.system_instruction, FINISH_TASK_INSTRUCTION]))
     declarations, tools = agent.tool_declarations()
     if declarations is not None:
         config.tools = [*(config.tools or []), declarations]
@@ -76,15 +102,33 @@ async def build_request(agent: LlmAgent, ctx: InvocationContext) -> LlmRequest:
             session=ctx.session, session_service=ctx.session_service, agent=agent,
             contents_of=cached_contents(ctx.run.contents, agent.name, ctx.branch).build)
     contents = _contents(agent, ctx)
+    if mode in DELEGATED_TASK_MODES:
+        leading = delegation.leading_content(agent, ctx)
+        if leading is not None:  # the call that opened the task is its first user turn
+            contents = [leading, *contents]
     # model_construct: the parts are already validated objects; re-validating them per call is pure cost
     return LlmRequest.model_construct(
         model=agent.canonical_model.model, contents=contents, config=config, tools_dict=dict(tools)
     )
 
 
+def node_run_contents(ctx: InvocationContext, agent_name: str) -> list[types.Content]:
+    """A workflow node agent's view: its input as the user's message, then its own events of this node run and
+    the answers to their calls (as ADK 2 runs an agent node: single turn, nothing else of the session)."""
+    mine = [event for event in ctx.run.events if event.node_info is not None and event.node_info.path == ctx.node_path]
+    calls = {call.id for event in mine for call in event.get_function_calls()}
+    shown = [event for event in ctx.run.events
+             if (event.node_info is not None and event.node_info.path == ctx.node_path)
+             or (event.author == "user" and any(r.id in calls for r in event.get_function_responses()))]
+    lead = [ctx.node_input_content] if ctx.node_input_content is not None else []
+    return lead + build_contents(shown, agent_name, ctx.branch)
+
+
 def _contents(agent: LlmAgent, ctx: InvocationContext) -> list[types.Content]:
     """The conversation, built incrementally from the history unless the agent sees only the current turn, or
     has a before-model callback (it may edit the contents in place, and cached contents are reused)."""
+    if ctx.node_path is not None:
+        return node_run_contents(ctx, agent.name)
     if (agent.include_contents == "none" or agent.before_model_callback
             or ctx.plugin_manager.has_callback("before_model_callback")):
         return build_contents(ctx.session.events, agent.name, ctx.branch,
@@ -172,10 +216,27 @@ _RESPONSE_FIELDS = tuple(LlmResponse.model_fields)
 
 
 async def _answer_calls(agent, ctx, calls, tools, confirmations=None) -> AsyncGenerator[Event, None]:
-    """Run the calls, yield their answer, then hand over if a tool asked for a transfer."""
-    answers = await functions.run_calls(agent, ctx, calls, tools, confirmations)
+    """Run the calls, yield their answer, then hand over if a tool asked for a transfer.
+
+    Calls to task and single_turn sub-agents run after the others, one at a time, each answered by an event
+    of its own (see ``flows.delegation``); a task left waiting for the user ends the step there."""
+    delegated = [(call, target) for call in calls if (target := delegation.delegated_target(tools, call))]
+    if delegated:
+        calls = [call for call in calls if not delegation.delegated_target(tools, call)]
+    answers = await functions.run_calls(agent, ctx, calls, tools, confirmations) if calls else []
     for answer in answers:
         yield answer
+    if delegated:
+        if ctx.halted():
+            return
+        for call, target in delegated:
+            last = None
+            async for event in delegation.run_delegated_call(agent, ctx, call, target):
+                last = event
+                yield event
+            if last is None or _handed_over(agent, last) or ctx.halted():
+                return
+        return
     if answers and not ctx.run.failed and answers[-1].actions.transfer_to_agent:
         target = transfer.transfer_target(agent, answers[-1].actions.transfer_to_agent, ctx)
         async for event in target.run_async(ctx):
