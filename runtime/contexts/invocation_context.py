@@ -84,6 +84,10 @@ class InvocationContext:
     run: InvocationRun = None  # type: ignore[assignment]  # built in __post_init__ when not given
     span: Span | None = None
     """The span of the agent running in this context (the parent of its model and tool spans), when tracing."""
+    node_path: str | None = None
+    """Set when the agent runs as a workflow node (``wf@1/writer@1``): its model sees only this node run."""
+    node_input_content: types.Content | None = None
+    """A workflow node agent's input (the previous node's output), shown to its model as the user's message."""
 
     def __post_init__(self) -> None:
         if self.run is None:  # a context made by hand (tests, custom tooling): index the agent's tree

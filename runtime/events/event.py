@@ -6,18 +6,22 @@ import time
 from typing import Any
 
 from google.genai import types
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, model_validator
 from pydantic.alias_generators import to_camel
 
 from ..ids import new_event_id
 from ..models.llm_response import LlmResponse
 from .event_actions import EventActions
+from .node_info import NodeInfo
 
 
 class Event(LlmResponse):
     """An event carries a model response's fields (it is an LlmResponse) plus who wrote it, when, and what it changes.
 
     JSON on the wire is camelCase (``invocationId``, ``longRunningToolIds``); input also accepts snake_case.
+    As ADK 2, a workflow node may write ``Event(output=..., state={...}, route=..., message=...)``: ``state``
+    goes to ``actions.state_delta``, ``route`` to ``actions.route``, ``message`` (text or Content) to
+    ``content`` and ``node_path`` to ``node_info.path``.
     """
 
     model_config = ConfigDict(
@@ -26,12 +30,48 @@ class Event(LlmResponse):
 
     # --- the event's own fields ---
     invocation_id: str = ""
-    author: str
+    author: str = ""
     actions: EventActions = Field(default_factory=EventActions)
     long_running_tool_ids: set[str] | None = None
     branch: str | None = None
     id: str = Field(default_factory=new_event_id)
     timestamp: float = Field(default_factory=time.time)
+
+    # --- ADK 2 workflow fields ---
+    output: Any | None = None
+    """A workflow node's output (the next node's input)."""
+    node_info: NodeInfo | None = None
+    """The workflow node run that wrote this event (None outside workflows)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _route_shorthands(cls, data: Any) -> Any:
+        """ADK 2's shorthands: ``state``, ``route``, ``message`` and ``node_path`` land in their real fields."""
+        if not isinstance(data, dict) or not data.keys() & {"state", "route", "message", "node_path"}:
+            return data
+        data = dict(data)
+        state, route = data.pop("state", None), data.pop("route", None)
+        if state is not None or route is not None:
+            actions = data.get("actions")
+            actions = dict(actions) if isinstance(actions, dict) else (
+                actions.model_dump(exclude_defaults=True) if actions is not None else {})
+            if state is not None:
+                actions["state_delta"] = dict(state)
+            if route is not None:
+                actions["route"] = route
+            data["actions"] = actions
+        message = data.pop("message", None)
+        if message is not None:
+            if data.get("content") is not None:
+                raise ValueError("'message' and 'content' are mutually exclusive. Use one or the other.")
+            data["content"] = _as_content(message)
+        node_path = data.pop("node_path", None)
+        if node_path is not None:
+            info = data.get("node_info")
+            info = dict(info) if isinstance(info, dict) else (info.model_dump() if info is not None else {})
+            info["path"] = node_path
+            data["node_info"] = info
+        return data
 
     def get_function_calls(self) -> list[types.FunctionCall]:
         """The function calls in this event's content, in order."""
@@ -74,6 +114,32 @@ class Event(LlmResponse):
         """The wire form: camelCase keys, None fields left out."""
         return self.model_dump(mode="json", by_alias=True, exclude_none=True)
 
+    @property
+    def message(self) -> types.Content | None:
+        """ADK 2's name for ``content``."""
+        return self.content
+
+    @property
+    def node_name(self) -> str:
+        """The name of the workflow node that wrote this event ('' for checkpoints and non-workflow events)."""
+        if self.node_info is None or self.actions.agent_state or self.actions.end_of_agent:
+            return ""
+        return self.node_info.name
+
     def to_json(self) -> str:
         """The wire form as a JSON string."""
         return self.model_dump_json(by_alias=True, exclude_none=True)
+
+
+def _as_content(message: Any) -> types.Content:
+    """A message given as text, a Part, a list of Parts or a Content, as a model-role Content."""
+    if isinstance(message, types.Content):
+        return message
+    if isinstance(message, str):
+        return types.Content(role="model", parts=[types.Part(text=message)])
+    if isinstance(message, types.Part):
+        return types.Content(role="model", parts=[message])
+    if isinstance(message, list):
+        return types.Content(role="model", parts=[
+            types.Part(text=item) if isinstance(item, str) else item for item in message])
+    raise ValueError(f"message must be text, a Part, a list of Parts or a Content, not {type(message).__name__}")

@@ -67,6 +67,9 @@ class EventActions(BaseModel):
     """Widgets a UI renders beside this event (``renderUiWidgets`` on the wire; see ``ToolContext.render_ui_widget``)."""
 
     compaction: EventCompaction | None = None
+
+    route: bool | int | str | list[bool | int | str] | None = None
+    """The route(s) a workflow node took: its outgoing edges with a matching route are followed."""
     """This event summarises earlier events (ADK's events compaction; see ``apps.compaction``)."""
 
     rewind_before_invocation_id: str | None = None
@@ -88,4 +91,5 @@ class EventActions(BaseModel):
             or self.compaction is not None
             or bool(self.render_ui_widgets)
             or self.rewind_before_invocation_id is not None
+            or self.route is not None
         )

@@ -41,6 +41,7 @@ LAYERS = [
     ["runtime.flows"],
     ["runtime.utils"],
     ["runtime.agents"],
+    ["runtime.workflow"],
     ["runtime.apps"],
     ["runtime.routing"],
     ["runtime.runners"],

@@ -1,0 +1,318 @@
+"""Workflow scenarios run the same way on google-adk 2.13 and on agentq, to compare their events.
+
+This file imports neither library at module level: ``run_all(lib)`` takes the package root (``"google.adk"`` in
+the reference virtualenv, ``"runtime"`` in agentq) and imports the names from there, so the very same scenario
+code drives both. Run as a script in bench/.adk-venv it prints ADK's normalised events as JSON
+(``tests/workflow_parity/test_workflow_parity.py`` does that and compares them with agentq's).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import json
+import sys
+from typing import Any
+
+SCENARIOS: dict[str, Any] = {}
+
+
+def scenario(function):
+    SCENARIOS[function.__name__] = function
+    return function
+
+
+class Lib:
+    """The names a scenario uses, from one library."""
+
+    def __init__(self, root: str):
+        workflow = importlib.import_module(f"{root}.workflow")
+        for name in ("Workflow", "node", "Node", "BaseNode", "FunctionNode", "JoinNode", "Edge", "START",
+                     "DEFAULT_ROUTE", "RetryConfig", "NodeTimeoutError"):
+            setattr(self, name, getattr(workflow, name))
+        events = importlib.import_module(f"{root}.events")
+        self.Event, self.RequestInput = events.Event, events.RequestInput
+        self.InMemoryRunner = importlib.import_module(f"{root}.runners").InMemoryRunner
+        apps = importlib.import_module(f"{root}.apps")
+        self.App, self.ResumabilityConfig = apps.App, apps.ResumabilityConfig
+        self.LlmAgent = importlib.import_module(f"{root}.agents").LlmAgent
+        models = importlib.import_module(f"{root}.models")
+        self.BaseLlm, self.LlmResponse = models.BaseLlm, models.LlmResponse
+
+
+def make_model(lib: Lib, replies: list[str]):
+    """A BaseLlm subclass (written against the shared API) that answers with ``replies`` in turn."""
+    from google.genai import types
+
+    class Replies(lib.BaseLlm):
+        texts: list[str]
+        seen: list[str] = []
+
+        async def generate_content_async(self, llm_request, stream: bool = False):
+            last = llm_request.contents[-1] if llm_request.contents else None
+            self.seen.append("".join(p.text or "" for p in (last.parts or [])) if last else "")
+            yield lib.LlmResponse(content=types.Content(role="model", parts=[types.Part(text=self.texts.pop(0))]))
+
+    return Replies(model="replies", texts=list(replies))
+
+
+async def drive(lib: Lib, root, turns: list[Any], *, resumable: bool = False) -> dict[str, Any]:
+    """Run ``root`` for each turn (a text, or a dict {interrupt id: answer} answering a RequestInput) and return
+    the normalised events of every turn and the final state."""
+    from google.genai import types
+
+    app = lib.App(name="parity", root_agent=root,
+                  resumability_config=lib.ResumabilityConfig(is_resumable=resumable) if resumable else None)
+    runner = lib.InMemoryRunner(app=app)
+    session = await runner.session_service.create_session(app_name="parity", user_id="u")
+    ids: dict[str, str] = {}
+    out: dict[str, Any] = {"turns": []}
+    for turn in turns:
+        if isinstance(turn, str):
+            message = types.Content(role="user", parts=[types.Part(text=turn)])
+        else:
+            message = types.Content(role="user", parts=[
+                types.Part(function_response=types.FunctionResponse(
+                    id=call_id, name="adk_request_input", response=answer))
+                for call_id, answer in turn.items()])
+        events = []
+        try:
+            async for event in runner.run_async(user_id="u", session_id=session.id, new_message=message):
+                events.append(normalise(event.model_dump(mode="json", by_alias=True, exclude_none=True), ids))
+        except Exception as exc:  # noqa: BLE001 - the error is part of what is compared
+            events.append({"raised": type(exc).__name__, "message": str(exc)})
+        out["turns"].append(events)
+    session = await runner.session_service.get_session(app_name="parity", user_id="u", session_id=session.id)
+    out["state"] = dict(session.state)
+    return out
+
+
+def normalise(value: Any, ids: dict[str, str]) -> Any:
+    """Drop what differs run to run (ids, timestamps) and empty containers."""
+    if isinstance(value, dict):
+        result = {}
+        for key, item in value.items():
+            if key in ("timestamp", "invocationId"):
+                continue
+            if key == "id" and isinstance(item, str):
+                continue
+            item = normalise(item, ids)
+            if item in ({}, [], None):
+                continue
+            result[key] = item
+        return result
+    if isinstance(value, list):
+        return [normalise(item, ids) for item in value]
+    return value
+
+
+# --- scenarios -------------------------------------------------------------------------------------------
+
+
+@scenario
+async def chain_of_three(lib: Lib, resumable: bool):
+    def fetch(node_input: str) -> dict:
+        return {"doc": f"text of {node_input}"}
+
+    def draft(node_input: dict) -> str:
+        return node_input["doc"].upper()
+
+    async def publish(node_input: str, ctx):
+        ctx.state["published"] = node_input
+        yield lib.Event(output={"published": node_input}, state={"x": 1})
+
+    wf = lib.Workflow(name="pipeline", edges=[(lib.START, fetch, draft, publish)])
+    return await drive(lib, wf, ["hello"], resumable=resumable)
+
+
+@scenario
+async def routes(lib: Lib, resumable: bool):
+    def classify(node_input: str):
+        return lib.Event(output=node_input, route="long" if len(node_input) > 3 else "short")
+
+    def long_path(node_input: str) -> str:
+        return f"long:{node_input}"
+
+    def short_path(node_input: str) -> str:
+        return f"short:{node_input}"
+
+    def fallback(node_input: str) -> str:
+        return "fallback"
+
+    wf = lib.Workflow(name="router", edges=[
+        (lib.START, classify),
+        (classify, {"long": long_path, "short": short_path, lib.DEFAULT_ROUTE: fallback}),
+    ])
+    return await drive(lib, wf, ["hello", "hi"], resumable=resumable)
+
+
+@scenario
+async def fan_out_and_join(lib: Lib, resumable: bool):
+    def split(node_input: str) -> str:
+        return node_input
+
+    def left(node_input: str) -> str:
+        return "L" + node_input
+
+    async def right(node_input: str) -> str:
+        await asyncio.sleep(0.01)
+        return "R" + node_input
+
+    join = lib.JoinNode(name="join")
+
+    def merge(node_input: dict) -> dict:
+        return {"merged": sorted(node_input.items())}
+
+    wf = lib.Workflow(name="fan", edges=[(lib.START, split, (left, right), join, merge)])
+    return await drive(lib, wf, ["x"], resumable=resumable)
+
+
+@scenario
+async def state_parameters(lib: Lib, resumable: bool):
+    def first(node_input: str):
+        return lib.Event(output=node_input, state={"topic": "cats", "count": 2})
+
+    def second(topic: str, count: int, node_input: str) -> str:
+        return f"{topic}*{count}:{node_input}"
+
+    wf = lib.Workflow(name="params", edges=[(lib.START, first, second)])
+    return await drive(lib, wf, ["go"], resumable=resumable)
+
+
+@scenario
+async def request_input_pause_and_answer(lib: Lib, resumable: bool):
+    def prepare(node_input: str) -> str:
+        return f"draft of {node_input}"
+
+    async def review(node_input: str):
+        yield lib.RequestInput(interrupt_id="review-1", message="Approve the draft?", payload={"draft": node_input})
+
+    def publish(node_input: dict) -> str:
+        return f"published with {node_input}"
+
+    wf = lib.Workflow(name="review_flow", edges=[(lib.START, prepare, review, publish)])
+    return await drive(lib, wf, ["memo", {"review-1": {"approved": True}}], resumable=resumable)
+
+
+@scenario
+async def request_input_rerun_on_resume(lib: Lib, resumable: bool):
+    @lib.node(rerun_on_resume=True)
+    async def ask(ctx, node_input: str):
+        answer = ctx.resume_inputs.get("q1")
+        if answer is None:
+            yield lib.RequestInput(interrupt_id="q1", message="Name?")
+            return
+        yield f"hello {answer['name']}"
+
+    wf = lib.Workflow(name="asker", edges=[(lib.START, ask)])
+    return await drive(lib, wf, ["start", {"q1": {"name": "Ada"}}], resumable=resumable)
+
+
+@scenario
+async def retry_then_succeed(lib: Lib, resumable: bool):
+    attempts = {"n": 0}
+
+    @lib.node(retry_config=lib.RetryConfig(max_attempts=3, initial_delay=0.0, jitter=0.0))
+    def flaky(node_input: str) -> str:
+        attempts["n"] += 1
+        if attempts["n"] < 3:
+            raise ValueError(f"boom {attempts['n']}")
+        return f"ok after {attempts['n']}"
+
+    wf = lib.Workflow(name="retrying", edges=[(lib.START, flaky)])
+    return await drive(lib, wf, ["go"], resumable=resumable)
+
+
+@scenario
+async def failure_without_retry(lib: Lib, resumable: bool):
+    def fine(node_input: str) -> str:
+        return node_input
+
+    def broken(node_input: str) -> str:
+        raise RuntimeError("it broke")
+
+    wf = lib.Workflow(name="failing", edges=[(lib.START, fine, broken)])
+    return await drive(lib, wf, ["go"], resumable=resumable)
+
+
+@scenario
+async def timeout(lib: Lib, resumable: bool):
+    @lib.node(timeout=0.05)
+    async def slow(node_input: str) -> str:
+        await asyncio.sleep(5)
+        return "never"
+
+    wf = lib.Workflow(name="timing", edges=[(lib.START, slow)])
+    return await drive(lib, wf, ["go"], resumable=resumable)
+
+
+@scenario
+async def nested_workflow(lib: Lib, resumable: bool):
+    def inner_a(node_input: str) -> str:
+        return f"a({node_input})"
+
+    def inner_b(node_input: str) -> str:
+        return f"b({node_input})"
+
+    inner = lib.Workflow(name="inner", edges=[(lib.START, inner_a, inner_b)])
+
+    def after(node_input: str) -> str:
+        return f"after({node_input})"
+
+    outer = lib.Workflow(name="outer", edges=[(lib.START, inner, after)])
+    return await drive(lib, outer, ["x"], resumable=resumable)
+
+
+@scenario
+async def agent_node(lib: Lib, resumable: bool):
+    def fetch(node_input: str) -> str:
+        return f"facts about {node_input}"
+
+    model = make_model(lib, ["A fine draft."])
+    writer = lib.LlmAgent(name="writer", model=model, instruction="Write it.")
+
+    def publish(node_input: Any) -> str:
+        return f"published: {node_input}"
+
+    wf = lib.Workflow(name="doc", edges=[(lib.START, fetch, writer, publish)])
+    result = await drive(lib, wf, ["otters"], resumable=resumable)
+    result["model_saw"] = model.seen
+    return result
+
+
+@scenario
+async def dynamic_node(lib: Lib, resumable: bool):
+    def double(node_input: int) -> int:
+        return node_input * 2
+
+    @lib.node(rerun_on_resume=True)
+    async def orchestrate(ctx, node_input: str):
+        total = 0
+        for number in (1, 2, 3):
+            total += await ctx.run_node(double, node_input=number)
+        yield total
+
+    wf = lib.Workflow(name="dyn", edges=[(lib.START, orchestrate)])
+    return await drive(lib, wf, ["go"], resumable=resumable)
+
+
+async def run_all(root: str, names: list[str] | None = None) -> dict[str, Any]:
+    lib = Lib(root)
+    results = {}
+    for name, function in SCENARIOS.items():
+        if names and name not in names:
+            continue
+        for resumable in (False, True):
+            key = f"{name}{'/resumable' if resumable else ''}"
+            try:
+                results[key] = await function(lib, resumable)
+            except Exception as exc:  # noqa: BLE001 - a scenario that cannot even be set up is compared too
+                results[key] = {"setup_raised": type(exc).__name__, "message": str(exc)}
+    return results
+
+
+if __name__ == "__main__":
+    import warnings
+
+    warnings.simplefilter("ignore")
+    print(json.dumps(asyncio.run(run_all(sys.argv[1], sys.argv[2:] or None)), indent=1, sort_keys=True))
