@@ -22,7 +22,7 @@ from runtime.sessions.redis_session_service import current_fence
 from . import attempts, lease, recovery
 from .codec import decode_record, response_field_names
 from .lease import Claim
-from .outcome import final_status, last_said, pending_call
+from .outcome import final_status, is_said, last_said, pending_call
 from .store import InvocationStore
 
 log = logging.getLogger("agentq.worker")
@@ -248,8 +248,8 @@ class Executor:
             if event.partial:
                 await streams.publish_event(self.store.mux, where.app, where.user, where.session, record.id, event)
                 continue
-            if event.content is not None or event.error_code:
-                last = event  # not the bookkeeping events (end_of_agent, checkpoints)
+            if is_said(event):
+                last = event
             if self.draining:
                 raise HandBack(record.id)
             if event.long_running_tool_ids:

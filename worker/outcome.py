@@ -18,9 +18,16 @@ def pending_call(call: types.FunctionCall, park_timeout: float | None) -> Pendin
 
 
 def last_said(events: list[Event], invocation_id: str) -> Event | None:
-    """The invocation's last event with content or an error (not the end_of_agent / checkpoint bookkeeping)."""
-    return next((e for e in reversed(events)
-                 if e.invocation_id == invocation_id and (e.content is not None or e.error_code)), None)
+    """The invocation's last event with content, an error or a workflow node's output (not the end_of_agent /
+    checkpoint bookkeeping): a workflow node that failed and was then retried successfully ends on its output."""
+    return next((e for e in reversed(events) if e.invocation_id == invocation_id and is_said(e)), None)
+
+
+def is_said(event: Event) -> bool:
+    """True for an event that says something (content, an error, a workflow node's output), unlike the
+    bookkeeping events (end_of_agent, checkpoints, attempt markers)."""
+    return (event.content is not None or bool(event.error_code)
+            or (event.node_info is not None and bool(event.node_info.output_for)))
 
 
 def final_status(last: Event | None) -> tuple[str, dict]:

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..events.request_input import REQUEST_INPUT_FUNCTION_CALL_NAME
 from .long_running_tool import LongRunningFunctionTool
 
-REQUEST_INPUT_FUNCTION_CALL_NAME = "adk_request_input"
+__all__ = ["REQUEST_INPUT_FUNCTION_CALL_NAME", "request_input"]
 
 
 def _ask(message: str, response_schema: dict[str, Any] | None = None) -> None:
