@@ -132,14 +132,15 @@ class Event(LlmResponse):
 
 
 def _as_content(message: Any) -> types.Content:
-    """A message given as text, a Part, a list of Parts or a Content, as a model-role Content."""
+    """A message given as text, a Part, a list of Parts or a Content, as a Content (role ``user`` unless the
+    Content says otherwise, as google-genai's content conversion makes it and ADK 2.13 stores it)."""
     if isinstance(message, types.Content):
         return message
     if isinstance(message, str):
-        return types.Content(role="model", parts=[types.Part(text=message)])
+        return types.Content(role="user", parts=[types.Part(text=message)])
     if isinstance(message, types.Part):
-        return types.Content(role="model", parts=[message])
+        return types.Content(role="user", parts=[message])
     if isinstance(message, list):
-        return types.Content(role="model", parts=[
+        return types.Content(role="user", parts=[
             types.Part(text=item) if isinstance(item, str) else item for item in message])
     raise ValueError(f"message must be text, a Part, a list of Parts or a Content, not {type(message).__name__}")

@@ -98,11 +98,12 @@ class _GraphRun:
             name: dict(state) for name, state in ((restored or {}).get("nodes") or {}).items()}
 
     async def run(self, node_input: Any) -> Outcome:
-        for name in self.graph.successors(START.name, None):
-            self.triggers.append((name, node_input, self.branch, False))
+        first = self.graph.successors(START.name, None)
+        for name in first:
+            self.triggers.append((name, node_input, self.branch, len(first) > 1))
         running: dict[asyncio.Task, tuple[str, str | None]] = {}
         interrupts: list[str] = []
-        output = None
+        outputs: list[Any] = []
         limit = self.workflow.max_concurrency
         try:
             while self.triggers or running:
@@ -117,8 +118,8 @@ class _GraphRun:
                     if outcome.interrupts:
                         interrupts.extend(outcome.interrupts)
                         continue
-                    if self.graph.is_terminal(name):
-                        output = outcome.output
+                    if self.graph.is_terminal(name) and outcome.output is not None:
+                        outputs.append(outcome.output)
                     self._trigger_successors(name, outcome, branch)
         finally:
             for task in running:
@@ -127,10 +128,18 @@ class _GraphRun:
                 await asyncio.gather(*running, return_exceptions=True)
         if interrupts:
             return Outcome(interrupts=interrupts)
+        if len(outputs) > 1:
+            error = WorkflowConfigurationError(
+                f"Workflow {self.workflow.name}: multiple terminal nodes produced output ({len(outputs)}). A "
+                "workflow must have at most one terminal output.")
+            await self.shared.emit(Event(author=self.workflow.name, branch=self.branch,
+                                         node_info=NodeInfo(path=self.path), error_code=type(error).__name__,
+                                         error_message=str(error)))
+            raise error
         if self.shared.adk_checkpoints:
             await self.shared.emit(Event(author=self.workflow.name, node_info=NodeInfo(path=""),
                                          actions=EventActions(end_of_agent=True)))
-        return Outcome(finished=True, output=output)
+        return Outcome(finished=True, output=outputs[0] if outputs else None)
 
     def _start(self, name: str, node_input: Any, branch: str | None, fan_out: bool) -> tuple[asyncio.Task, str | None]:
         self.runs[name] = self.runs.get(name, 0) + 1

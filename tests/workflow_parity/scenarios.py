@@ -26,6 +26,7 @@ class Lib:
     """The names a scenario uses, from one library."""
 
     def __init__(self, root: str):
+        self.root = root
         workflow = importlib.import_module(f"{root}.workflow")
         for name in ("Workflow", "node", "Node", "BaseNode", "FunctionNode", "JoinNode", "Edge", "START",
                      "DEFAULT_ROUTE", "RetryConfig", "NodeTimeoutError"):
@@ -56,19 +57,29 @@ def make_model(lib: Lib, replies: list[str]):
     return Replies(model="replies", texts=list(replies))
 
 
-async def drive(lib: Lib, root, turns: list[Any], *, resumable: bool = False) -> dict[str, Any]:
-    """Run ``root`` for each turn (a text, or a dict {interrupt id: answer} answering a RequestInput) and return
-    the normalised events of every turn and the final state."""
+async def drive(lib: Lib, root, turns: list[Any], *, resumable: bool | str = False) -> dict[str, Any]:
+    """Run ``root`` for each turn (a text, a dict {interrupt id: answer} answering a RequestInput, or "RESUME") and
+    return the normalised events of every turn and the final state.
+
+    ``resumable="durable"`` (agentq only) runs as agentq's workers do: a runner with a tool journal."""
     from google.genai import types
 
-    app = lib.App(name="parity", root_agent=root,
-                  resumability_config=lib.ResumabilityConfig(is_resumable=resumable) if resumable else None)
-    runner = lib.InMemoryRunner(app=app)
+    if resumable == "durable":
+        journal = importlib.import_module(f"{lib.root}.tools.tool_journal").InMemoryToolJournal()
+        runner = lib.InMemoryRunner(app=lib.App(name="parity", root_agent=root), tool_journal=journal)
+    else:
+        app = lib.App(name="parity", root_agent=root,
+                      resumability_config=lib.ResumabilityConfig(is_resumable=resumable) if resumable else None)
+        runner = lib.InMemoryRunner(app=app)
     session = await runner.session_service.create_session(app_name="parity", user_id="u")
     ids: dict[str, str] = {}
     out: dict[str, Any] = {"turns": []}
+    last_invocation = None
     for turn in turns:
-        if isinstance(turn, str):
+        resume = None
+        if turn == "RESUME":  # continue the last invocation from its committed events (after a failure)
+            message, resume = None, last_invocation
+        elif isinstance(turn, str):
             message = types.Content(role="user", parts=[types.Part(text=turn)])
         else:
             message = types.Content(role="user", parts=[
@@ -77,7 +88,9 @@ async def drive(lib: Lib, root, turns: list[Any], *, resumable: bool = False) ->
                 for call_id, answer in turn.items()])
         events = []
         try:
-            async for event in runner.run_async(user_id="u", session_id=session.id, new_message=message):
+            async for event in runner.run_async(user_id="u", session_id=session.id, new_message=message,
+                                                invocation_id=resume):
+                last_invocation = event.invocation_id
                 events.append(normalise(event.model_dump(mode="json", by_alias=True, exclude_none=True), ids))
         except Exception as exc:  # noqa: BLE001 - the error is part of what is compared
             events.append({"raised": type(exc).__name__, "message": str(exc)})
@@ -296,14 +309,206 @@ async def dynamic_node(lib: Lib, resumable: bool):
     return await drive(lib, wf, ["go"], resumable=resumable)
 
 
-async def run_all(root: str, names: list[str] | None = None) -> dict[str, Any]:
+@scenario
+async def loop_with_a_routed_edge_back(lib: Lib, resumable: bool):
+    def start(node_input: str):
+        return lib.Event(output=0, state={"rounds": 0})
+
+    def step(ctx, node_input: int):
+        ctx.state["rounds"] = node_input + 1
+        return lib.Event(output=node_input + 1, route="again" if node_input + 1 < 3 else "done")
+
+    def finish(node_input: int) -> str:
+        return f"looped {node_input}"
+
+    wf = lib.Workflow(name="looping", edges=[(lib.START, start, step), (step, {"again": step, "done": finish})])
+    return await drive(lib, wf, ["go"], resumable=resumable)
+
+
+@scenario
+async def parallel_worker_over_items(lib: Lib, resumable: bool):
+    def items(node_input: str) -> list:
+        return [1, 2, 3, 4]
+
+    @lib.node(parallel_worker=True, max_parallel_workers=2)
+    async def square(node_input: int) -> int:
+        return node_input * node_input
+
+    def add(node_input: list) -> int:
+        return sum(node_input)
+
+    wf = lib.Workflow(name="items", edges=[(lib.START, items, square, add)])
+    return await drive(lib, wf, ["go"], resumable=resumable)
+
+
+@scenario
+async def tool_node(lib: Lib, resumable: bool):
+    tools = importlib.import_module(f"{lib.root}.tools")
+
+    def lookup(city: str, units: str = "C") -> dict:
+        """Look up the weather."""
+        return {"city": city, "temp": 21, "units": units}
+
+    def ask(node_input: str) -> dict:
+        return {"city": node_input}
+
+    wf = lib.Workflow(name="tooling", edges=[(lib.START, ask, tools.FunctionTool(lookup))])
+    return await drive(lib, wf, ["Oslo"], resumable=resumable)
+
+
+@scenario
+async def request_input_with_a_model_schema(lib: Lib, resumable: bool):
+    from pydantic import BaseModel
+
+    class Decision(BaseModel):
+        approved: bool
+        note: str = ""
+
+    async def ask(node_input: str):
+        yield lib.RequestInput(interrupt_id="d1", message="Decide", response_schema=Decision)
+
+    def after(node_input: dict) -> str:
+        return f"got {node_input}"
+
+    wf = lib.Workflow(name="schema", edges=[(lib.START, ask, after)])
+    return await drive(lib, wf, ["go", {"d1": {"approved": True, "note": "ok"}}], resumable=resumable)
+
+
+@scenario
+async def resume_after_a_failure(lib: Lib, resumable: bool):
+    calls = {"n": 0}
+
+    def first(node_input: str) -> str:
+        return f"first({node_input})"
+
+    def shaky(node_input: str) -> str:
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise RuntimeError("down for now")
+        return f"shaky({node_input})"
+
+    wf = lib.Workflow(name="recovering", edges=[(lib.START, first, shaky)])
+    return await drive(lib, wf, ["go", "RESUME"], resumable=resumable)
+
+
+@scenario
+async def message_events_and_no_output(lib: Lib, resumable: bool):
+    async def talk(ctx, node_input: str):
+        yield lib.Event(message=f"Working on {node_input}")
+        ctx.state["talked"] = True
+
+    def silent(node_input) -> None:
+        return None
+
+    def last(node_input) -> str:
+        return f"last saw {node_input!r}"
+
+    wf = lib.Workflow(name="talking", edges=[(lib.START, talk, silent, last)])
+    return await drive(lib, wf, ["go"], resumable=resumable)
+
+
+@scenario
+async def missing_state_parameter(lib: Lib, resumable: bool):
+    def needs(topic: str) -> str:
+        return topic
+
+    wf = lib.Workflow(name="needy", edges=[(lib.START, needs)])
+    return await drive(lib, wf, ["go"], resumable=resumable)
+
+
+@scenario
+async def three_way_join_and_two_ends(lib: Lib, resumable: bool):
+    def a(node_input: str) -> str:
+        return "a"
+
+    def b(node_input: str) -> str:
+        return "b"
+
+    def c(node_input: str) -> str:
+        return "c"
+
+    join = lib.JoinNode(name="all3")
+
+    def end_one(node_input: dict) -> str:
+        return "one:" + ",".join(sorted(node_input))
+
+    def end_two(node_input: dict) -> str:
+        return "two"
+
+    wf = lib.Workflow(name="joins", edges=[(lib.START, (a, b, c), join, (end_one, end_two))])
+    return await drive(lib, wf, ["go"], resumable=resumable)
+
+
+@scenario
+async def nested_workflow_asking_a_person(lib: Lib, resumable: bool):
+    async def inner_ask(node_input: str):
+        yield lib.RequestInput(interrupt_id="inner-q", message="Inner?")
+
+    def inner_after(node_input: dict) -> str:
+        return f"inner got {node_input}"
+
+    inner = lib.Workflow(name="inner", edges=[(lib.START, inner_ask, inner_after)])
+
+    def outer_after(node_input: str) -> str:
+        return f"outer got {node_input}"
+
+    outer = lib.Workflow(name="outer", edges=[(lib.START, inner, outer_after)])
+    return await drive(lib, outer, ["go", {"inner-q": {"v": 1}}], resumable=resumable)
+
+
+@scenario
+async def agent_node_calling_a_tool(lib: Lib, resumable: bool):
+    from google.genai import types
+
+    def lookup(city: str) -> dict:
+        """Look up a city."""
+        return {"city": city, "population": 5}
+
+    class ToolThenText(lib.BaseLlm):
+        async def generate_content_async(self, llm_request, stream: bool = False):
+            last = llm_request.contents[-1].parts[0]
+            if last.function_response is None:
+                part = types.Part(function_call=types.FunctionCall(name="lookup", args={"city": "Oslo"}))
+            else:
+                part = types.Part(text=f"Oslo has {last.function_response.response['population']}")
+            yield lib.LlmResponse(content=types.Content(role="model", parts=[part]))
+
+    agent = lib.LlmAgent(name="researcher", model=ToolThenText(model="tt"), tools=[lookup])
+
+    def done(node_input) -> str:
+        return f"done: {node_input}"
+
+    wf = lib.Workflow(name="research", edges=[(lib.START, agent, done)])
+    return await drive(lib, wf, ["Oslo?"], resumable=resumable)
+
+
+@scenario
+async def graph_errors(lib: Lib, resumable: bool):
+    def one(node_input):
+        return 1
+
+    def other(node_input):
+        return 2
+
+    other.__name__ = "one"
+    errors = []
+    for edges in ([(lib.START, one, other)], [(lib.START, one), (other, one)]):
+        try:
+            lib.Workflow(name="bad", edges=edges)
+            errors.append(None)
+        except Exception as exc:  # noqa: BLE001 - the error is compared
+            errors.append([type(exc).__name__, str(exc).splitlines()[-1][:200]])
+    return {"errors": errors}
+
+
+async def run_all(root: str, names: list[str] | None = None, modes: tuple = (False, True)) -> dict[str, Any]:
     lib = Lib(root)
     results = {}
     for name, function in SCENARIOS.items():
         if names and name not in names:
             continue
-        for resumable in (False, True):
-            key = f"{name}{'/resumable' if resumable else ''}"
+        for resumable in modes:
+            key = name + {False: "", True: "/resumable", "durable": "/durable"}[resumable]
             try:
                 results[key] = await function(lib, resumable)
             except Exception as exc:  # noqa: BLE001 - a scenario that cannot even be set up is compared too

@@ -21,7 +21,7 @@ HERE = Path(__file__).parent
 # Concurrent nodes' checkpoint events interleave with their outputs as the event loop happens to schedule them:
 # ADK 2.13 yields the second branch's RUNNING checkpoint after the first branch's output, agentq before it.
 # Each branch's own events, and everything before and after the fan-out, are in the same order.
-INTERLEAVED = {"fan_out_and_join/resumable"}
+INTERLEAVED = {"fan_out_and_join/resumable", "three_way_join_and_two_ends/resumable"}
 
 
 @pytest.fixture(scope="module")
@@ -42,7 +42,7 @@ def adk_results():
 def agentq_results():
     import asyncio
 
-    return json.loads(json.dumps(asyncio.run(scenarios.run_all("runtime"))))
+    return json.loads(json.dumps(asyncio.run(scenarios.run_all("runtime", modes=(False, True, "durable")))))
 
 
 @pytest.mark.timeout(600)
@@ -52,6 +52,24 @@ def test_a_workflow_scenario_yields_the_events_google_adk_yields(case, adk_resul
     if case in INTERLEAVED:
         expected, actual = _per_author_and_branch(expected), _per_author_and_branch(actual)
     assert actual == expected
+
+
+@pytest.mark.parametrize("name", list(scenarios.SCENARIOS))
+def test_on_a_durable_runner_a_workflow_yields_adks_events_plus_only_its_own_bookkeeping(name, agentq_results):
+    """As agentq's workers run it (a tool journal: resumable, one commit per node boundary), a workflow yields
+    what ADK yields without resumability, plus attempt markers and bare completion events, nothing else."""
+    plain, durable = agentq_results[name], agentq_results[f"{name}/durable"]
+    if "turns" not in plain:  # a scenario about construction: nothing runs
+        assert durable == plain
+        return
+    assert {**durable, "turns": [[e for e in turn if not _bookkeeping(e)] for turn in durable["turns"]]} == plain
+
+
+def _bookkeeping(event) -> bool:
+    if "agentq:node_attempt" in event.get("actions", {}).get("agentState", {}):
+        return True
+    info = event.get("nodeInfo", {})
+    return bool(info.get("outputFor")) and "output" not in event and "content" not in event and not event.get("actions")
 
 
 def _per_author_and_branch(result):
