@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import json
+import re
 import sys
 from typing import Any
 
@@ -75,22 +76,27 @@ async def drive(lib: Lib, root, turns: list[Any], *, resumable: bool | str = Fal
     ids: dict[str, str] = {}
     out: dict[str, Any] = {"turns": []}
     last_invocation = None
+    last_call = (None, None)
     for turn in turns:
         resume = None
         if turn == "RESUME":  # continue the last invocation from its committed events (after a failure)
             message, resume = None, last_invocation
         elif isinstance(turn, str):
             message = types.Content(role="user", parts=[types.Part(text=turn)])
-        else:
+        else:  # "*" answers the latest long-running call, whatever its (random) id and name
             message = types.Content(role="user", parts=[
                 types.Part(function_response=types.FunctionResponse(
-                    id=call_id, name="adk_request_input", response=answer))
+                    id=last_call[0] if call_id == "*" else call_id,
+                    name=last_call[1] if call_id == "*" else "adk_request_input", response=answer))
                 for call_id, answer in turn.items()])
         events = []
         try:
             async for event in runner.run_async(user_id="u", session_id=session.id, new_message=message,
                                                 invocation_id=resume):
                 last_invocation = event.invocation_id
+                for call in event.get_function_calls():
+                    if call.id in (event.long_running_tool_ids or ()):
+                        last_call = (call.id, call.name)
                 events.append(normalise(event.model_dump(mode="json", by_alias=True, exclude_none=True), ids))
         except Exception as exc:  # noqa: BLE001 - the error is part of what is compared
             events.append({"raised": type(exc).__name__, "message": str(exc)})
@@ -100,11 +106,18 @@ async def drive(lib: Lib, root, turns: list[Any], *, resumable: bool | str = Fal
     return out
 
 
+_CLIENT_CALL_ID = re.compile(r"^adk-[0-9a-f-]{36}$")
+
+
 def normalise(value: Any, ids: dict[str, str]) -> Any:
-    """Drop what differs run to run (ids, timestamps) and empty containers."""
+    """Drop what differs run to run (ids, timestamps) and empty containers; a generated call id (``adk-<uuid>``)
+    becomes ``adk-<n>`` by order of appearance."""
+    if isinstance(value, str) and _CLIENT_CALL_ID.match(value):
+        return ids.setdefault(value, f"adk-{len(ids) + 1}")
     if isinstance(value, dict):
         result = {}
         for key, item in value.items():
+            key = normalise(key, ids) if isinstance(key, str) else key
             if key in ("timestamp", "invocationId"):
                 continue
             if key == "id" and isinstance(item, str):
@@ -480,6 +493,39 @@ async def agent_node_calling_a_tool(lib: Lib, resumable: bool):
 
     wf = lib.Workflow(name="research", edges=[(lib.START, agent, done)])
     return await drive(lib, wf, ["Oslo?"], resumable=resumable)
+
+
+@scenario
+async def agent_node_asking_for_a_confirmation(lib: Lib, resumable: bool):
+    from google.genai import types
+
+    tools = importlib.import_module(f"{lib.root}.tools")
+    paid = []
+
+    def pay(amount: int) -> dict:
+        """Pay an amount."""
+        paid.append(amount)
+        return {"paid": amount}
+
+    class PayThenText(lib.BaseLlm):
+        async def generate_content_async(self, llm_request, stream: bool = False):
+            last = llm_request.contents[-1].parts[0]
+            if last.function_response is None:
+                part = types.Part(function_call=types.FunctionCall(name="pay", args={"amount": 500}))
+            else:
+                part = types.Part(text=f"result {last.function_response.response}")
+            yield lib.LlmResponse(content=types.Content(role="model", parts=[part]))
+
+    agent = lib.LlmAgent(name="payer", model=PayThenText(model="p"),
+                         tools=[tools.FunctionTool(pay, require_confirmation=True)])
+
+    def receipt(node_input) -> str:
+        return f"receipt: {node_input}"
+
+    wf = lib.Workflow(name="paying", edges=[(lib.START, agent, receipt)])
+    result = await drive(lib, wf, ["pay 500", {"*": {"confirmed": True}}], resumable=resumable)
+    result["paid"] = paid
+    return result
 
 
 @scenario
