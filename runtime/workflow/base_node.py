@@ -45,16 +45,20 @@ class BaseNode(BaseModel):
         return name
 
     async def run(self, *, ctx: Context, node_input: Any) -> AsyncGenerator[Event, None]:
-        """Run the node once: its yields become Events (a RequestInput becomes the ``adk_request_input`` call)."""
+        """Run the node once: its yields become Events (a RequestInput becomes the ``adk_request_input`` call);
+        the input is checked against ``input_schema`` and every output against ``output_schema``."""
+        node_input = validate_node_data(self.input_schema, node_input)
         async for item in self._run_impl(ctx=ctx, node_input=node_input):
             if item is None:
                 continue
             if isinstance(item, Event):
+                if item.output is not None:
+                    item.output = validate_node_data(self.output_schema, item.output)
                 yield item
             elif isinstance(item, RequestInput):
                 yield request_input_event(item)
             else:
-                yield Event(output=_plain(item))
+                yield Event(output=_plain(validate_node_data(self.output_schema, item)))
 
     async def _run_impl(self, *, ctx: Context, node_input: Any) -> AsyncGenerator[Any, None]:
         raise NotImplementedError(f"_run_impl for {type(self).__name__} is not implemented.")
@@ -71,10 +75,24 @@ class BaseNode(BaseModel):
         return False
 
 
+def validate_node_data(schema: Any, data: Any) -> Any:
+    """``data`` checked and coerced by ``schema`` (a type or pydantic model, through a TypeAdapter; a model comes
+    back as a dict). A JSON Schema dict is documentation only, as in ADK: not enforced."""
+    if data is None or schema is None or isinstance(schema, dict):
+        return data
+    from pydantic import TypeAdapter
+
+    return _plain(TypeAdapter(schema).validate_python(data))
+
+
 def _plain(value: Any) -> Any:
     """A pydantic model output becomes a dict (None fields dropped), as ADK stores it."""
     if isinstance(value, BaseModel):
         return value.model_dump(mode="json", exclude_none=True)
+    if isinstance(value, list):
+        return [_plain(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _plain(item) for key, item in value.items()}
     return value
 
 

@@ -529,6 +529,38 @@ async def agent_node_asking_for_a_confirmation(lib: Lib, resumable: bool):
 
 
 @scenario
+async def input_and_output_schemas(lib: Lib, resumable: bool):
+    from pydantic import BaseModel
+
+    class Order(BaseModel):
+        item: str
+        quantity: int = 1
+
+    def parse(node_input: str) -> dict:
+        return {"item": node_input, "quantity": "3"}
+
+    class Echo(lib.Node):
+        async def run_node_impl(self, *, ctx, node_input):
+            yield node_input
+
+    class Bad(lib.Node):
+        async def run_node_impl(self, *, ctx, node_input):
+            yield {"quantity": "many"}
+
+    checked = Echo(name="checked", input_schema=Order, output_schema=Order)
+    strict = Bad(name="strict", output_schema=Order)
+    ok = lib.Workflow(name="schemas", edges=[(lib.START, parse, checked)])
+    failing = lib.Workflow(name="schemas_bad", edges=[(lib.START, strict)])
+    first = await drive(lib, ok, ["tea"], resumable=resumable)
+    second = await drive(lib, failing, ["tea"], resumable=resumable)
+    for event in second["turns"][0]:  # pydantic's message names its own version's docs URL
+        for key in ("errorMessage", "message"):
+            if key in event:
+                event[key] = event[key].split("\n")[0]
+    return {"ok": first, "bad": second}
+
+
+@scenario
 async def graph_errors(lib: Lib, resumable: bool):
     def one(node_input):
         return 1
