@@ -18,11 +18,11 @@ from .base_tool import BaseTool
 
 class _DefaultTaskInput(BaseModel):
     # No docstring on purpose: pydantic would send it to the model as the schema's description.
-    request: str = Field(description="Detailed instructions or context for the task sub-agent.")
+    request: str = Field(description="What the sub-agent should do, with every detail and bit of context it needs.")
 
 
-_TASK_SUFFIX = ("\nIMPORTANT: This tool delegates execution to a specialized agent. Do NOT call this tool in "
-                "parallel with any other tools.")
+_TASK_SUFFIX = ("\nNote: calling this tool hands the work to another agent; call it on its own, never together "
+                "with other tools in one turn.")
 
 
 class _DelegationTool(BaseTool):

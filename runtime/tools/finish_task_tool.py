@@ -29,11 +29,9 @@ WRAPPER_KEY = "result"
 # What the model is told about finishing, appended to the task agent's system instruction (ADK's words: the
 # model's view is behaviour that users tune their prompts against).
 FINISH_TASK_INSTRUCTION = """\
-Do NOT call `finish_task` prematurely. Use your available tools to
-fully complete every aspect of the delegated task first. If the
-task is unclear, ask the user for clarification before proceeding.
-Once the task is fully complete, call `finish_task` by itself with
-no accompanying text output."""
+Only call `finish_task` once the task you were given is entirely done: use your
+tools for every part of it first, and ask the user whenever something about the
+task is unclear. When it is done, call `finish_task` alone, without any text."""
 
 
 class _DefaultTaskOutput(BaseModel):
@@ -48,10 +46,9 @@ class FinishTaskTool(BaseTool):
 
     def __init__(self, task_agent: Any):
         schema = task_agent.output_schema
-        description = ("Signal that this agent has completed its delegated task. Call this when you have "
-                       "finished your delegated task.")
+        description = "Report that the task handed to this agent is done; call it once the task is finished."
         if schema is not None:
-            description += " Pass the required output data in the parameters."
+            description += " Put the task's result in the parameters."
         super().__init__(name=FINISH_TASK_TOOL_NAME, description=description)
         self.output_key: str | None = task_agent.output_key
         self._adapter: TypeAdapter[Any] = TypeAdapter(schema if schema is not None else _DefaultTaskOutput)

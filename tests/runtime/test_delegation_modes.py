@@ -19,9 +19,9 @@ from runtime.runners import InMemoryRunner, Runner
 from .helpers import USER, new_session, run, stored, summaries, user_text
 
 FINISH_INSTRUCTION = (
-    "Do NOT call `finish_task` prematurely. Use your available tools to\nfully complete every aspect of the "
-    "delegated task first. If the\ntask is unclear, ask the user for clarification before proceeding.\nOnce "
-    "the task is fully complete, call `finish_task` by itself with\nno accompanying text output."
+    "Only call `finish_task` once the task you were given is entirely done: use your\ntools for every part of it "
+    "first, and ask the user whenever something about the\ntask is unclear. When it is done, call `finish_task` "
+    "alone, without any text."
 )
 
 
@@ -144,10 +144,11 @@ async def test_the_coordinator_is_offered_the_task_as_a_tool_and_the_task_is_off
     offered = declarations(coordinator.model.requests[0])
     assert list(offered) == ["booker"]  # a task agent is never a transfer target: no transfer_to_agent
     assert offered["booker"].description == (
-        "Books flights\nIMPORTANT: This tool delegates execution to a specialized agent. Do NOT call this tool "
-        "in parallel with any other tools.")
+        "Books flights\nNote: calling this tool hands the work to another agent; call it on its own, never "
+        "together with other tools in one turn.")
     assert offered["booker"].parameters_json_schema == {
-        "properties": {"request": {"description": "Detailed instructions or context for the task sub-agent.",
+        "properties": {"request": {"description": "What the sub-agent should do, with every detail and bit of "
+                                                  "context it needs.",
                                    "title": "Request", "type": "string"}},
         "required": ["request"], "title": "_DefaultTaskInput", "type": "object"}
     assert coordinator.model.requests[0].config.system_instruction == (
@@ -157,8 +158,7 @@ async def test_the_coordinator_is_offered_the_task_as_a_tool_and_the_task_is_off
     # ADK lists transfer_to_agent first; agentq appends it after the agent's tools, as for every agent
     assert sorted(task_tools) == ["finish_task", "transfer_to_agent"]
     assert task_tools["finish_task"].description == (
-        "Signal that this agent has completed its delegated task. Call this when you have finished your "
-        "delegated task.")
+        "Report that the task handed to this agent is done; call it once the task is finished.")
     assert task_tools["finish_task"].parameters_json_schema == {
         "additionalProperties": False, "properties": {"result": {"title": "Result", "type": "string"}},
         "required": ["result"], "title": "_DefaultTaskOutput", "type": "object"}
