@@ -8,13 +8,15 @@
   events (``agent_state`` with every node's status, ``end_of_agent``) and, on a resumed run, a replay event for
   each node that had finished, as ADK 2.13 yields them;
 - durable (agentq's workers): one commit per node boundary. A node's output event is its checkpoint; a node that
-  finished without output commits a bare completion event; a node with a retry policy commits an attempt marker
-  before each attempt so the count survives a killed worker. Nothing is replayed: history is the checkpoint.
+  finished without output commits a bare completion event; a node with a retry policy or a timeout commits an
+  attempt marker before each attempt, so the attempt count and the deadline survive a killed worker. Nothing is
+  replayed: history is the checkpoint.
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -131,24 +133,36 @@ class NodeExecutor:
 
     async def _attempts(self, node: BaseNode, *, path: str, node_input: Any, branch: str | None,
                         output_for: list[str], resume_inputs: dict[str, Any]) -> Outcome:
+        """Attempt the node until it finishes, waits, or its retries are spent.
+
+        On a durable runner a node with a retry policy or a timeout commits an attempt marker first, so the
+        rules hold across workers: with a retry policy, an attempt lost with its worker counts as a failed one;
+        with only a timeout, the lost attempt goes on here with the time it had left."""
         retry = node.retry_config
-        attempt = len(self.shared.history.attempts.get(path, [])) + 1
+        markers = self.shared.history.attempts.get(path, []) if self.shared.durable else []
+        attempt = len(markers) + 1
+        budget = node.timeout
+        carried = bool(markers) and retry is None and node.timeout is not None
+        if carried:
+            attempt -= 1
+            budget = max(node.timeout - (time.time() - markers[-1]), 0.0)
         while True:
-            if retry is not None and self.shared.durable:
-                if attempt > retry.attempts:
-                    exc = RuntimeError(f"Node '{node.name}' used all {retry.attempts} attempts (the last was lost "
-                                       "with the worker running it)")
-                    await self._report(exc, path, branch)
-                    raise exc
+            if retry is not None and attempt > retry.attempts:
+                exc = RuntimeError(f"Node '{node.name}' used all {retry.attempts} attempts (the last was lost "
+                                   "with the worker running it)")
+                await self._report(exc, path, branch)
+                raise exc
+            if self.shared.durable and (retry is not None or node.timeout is not None) and not carried:
                 await self.shared.emit(Event(author=self.author, branch=branch, node_info=NodeInfo(path=path),
                                              actions=EventActions(agent_state={ATTEMPT_KEY: attempt})))
+            carried = False
             try:
                 run = self._attempt(node, path=path, node_input=node_input, branch=branch, output_for=output_for,
                                     resume_inputs=resume_inputs)
-                if node.timeout is None:
+                if budget is None:
                     return await run
                 try:
-                    async with asyncio.timeout(node.timeout):
+                    async with asyncio.timeout(budget):
                         return await run
                 except TimeoutError:
                     raise NodeTimeoutError(node_name=node.name, timeout=node.timeout) from None
@@ -158,6 +172,7 @@ class NodeExecutor:
                     raise
                 await asyncio.sleep(retry.delay(attempt))
                 attempt += 1
+                budget = node.timeout
 
     async def _attempt(self, node: BaseNode, *, path: str, node_input: Any, branch: str | None,
                        output_for: list[str], resume_inputs: dict[str, Any]) -> Outcome:

@@ -241,6 +241,24 @@ async def test_after_a_crash_inside_a_node_a_durable_run_reruns_that_node_only()
     assert _outputs(events) == [("crashy@1/second@1", "12"), ("crashy@1/third@1", "123")]
 
 
+async def test_a_nodes_deadline_holds_across_a_crash_the_lost_attempt_keeps_its_time_left():
+    inside = asyncio.Event()
+
+    @node(timeout=1.0)
+    async def deadline(node_input):
+        if not inside.is_set():
+            inside.set()
+            await asyncio.sleep(10)
+        return "in time"
+
+    runner = _runner(Workflow(name="deadlines", edges=[(START, deadline)]), durable=True)
+    session = await new_session(runner)
+    invocation_id = await _crash_inside(runner, session, user_text("go"), inside)
+    await asyncio.sleep(1.1)  # the attempt's second ran out while nobody ran it
+    with pytest.raises(NodeTimeoutError, match="Node 'deadline' timed out after 1.0 seconds."):
+        await _run(runner, session, invocation_id=invocation_id)
+
+
 async def test_after_a_crash_the_finished_children_of_a_dynamic_node_are_not_run_again():
     ran = []
     inside = asyncio.Event()
