@@ -33,7 +33,8 @@ async def _kill_runner_of(workers, client, invocation_id) -> str:
 
 async def _node_outputs(client, app, user, session_id) -> list[tuple[str, object]]:
     session = await client.session_service.get_session(app_name=app, user_id=user, session_id=session_id)
-    return [(e.node_info.path, e.output) for e in session.events if e.node_info is not None and e.node_info.output_for]
+    return [(e.node_info.path, e.text() if e.node_info.message_as_output else e.output)
+            for e in session.events if e.node_info is not None and e.node_info.output_for]
 
 
 async def test_a_worker_killed_inside_a_node_is_replaced_and_each_finished_node_ran_once(workers, client, user):
@@ -74,6 +75,20 @@ async def test_a_request_input_parks_the_workflow_and_its_answer_resumes_the_sam
     outputs = await _node_outputs(client, "wf_review", user, session.id)
     assert outputs[-2:] == [("wf_review@1/decide@1", {"approved": False, "note": "shorter"}),
                             ("wf_review@1/revise@1", "revise: shorter")]
+
+
+async def test_an_agent_node_asking_for_a_confirmation_parks_and_an_approval_pays_once(workers, client, user):
+    session = await client.create_session("wf_payer", user)
+    invocation_id = await client.enqueue("wf_payer", user, session.id, "pay 500")
+    record = await _settled(client, invocation_id, "parked")
+    [pending] = record.pending_calls
+    assert (pending.kind, pending.name, pending.args["originalFunctionCall"]["args"]) == (
+        "confirmation", "adk_request_confirmation", {"amount": 500})
+    await client.approve(invocation_id)
+    await _settled(client, invocation_id, "completed")
+    assert await _ledger(client, invocation_id) == {"paid": "1"}
+    assert (await _node_outputs(client, "wf_payer", user, session.id))[-2:] == [
+        ("wf_payer@1/payer@1", "result {'paid': 500}"), ("wf_payer@1/receipt@1", "receipt: result {'paid': 500}")]
 
 
 async def test_a_paused_fan_out_branch_leaves_its_finished_sibling_alone(workers, client, user):

@@ -172,3 +172,36 @@ def total(node_input: list) -> int:
 
 items_app = App(name="wf_items", root_agent=Workflow(name="wf_items", edges=[
     (START, items, node(FunctionTool(square, idempotent=True), parallel_worker=True, max_parallel_workers=16), total)]))
+
+
+# --- an agent node whose tool needs a person's confirmation ---
+
+def pay(amount: int, tool_context: ToolContext) -> dict:
+    """Pay an amount."""
+    _client().hincrby(ledger_key(tool_context.invocation_id), "paid", 1)
+    return {"paid": amount}
+
+
+def _payer_turn(request):
+    from runtime.models import call
+
+    last = request.contents[-1].parts[0]
+    if last.function_response is None:
+        return call("pay", amount=500)
+    return f"result {last.function_response.response}"
+
+
+def receipt(node_input) -> str:
+    return f"receipt: {node_input}"
+
+
+def _payer_app() -> App:
+    from runtime.agents import LlmAgent
+    from runtime.models import ScriptedLlm
+
+    payer = LlmAgent(name="payer", model=ScriptedLlm(responder=_payer_turn),
+                     tools=[FunctionTool(pay, require_confirmation=True)])
+    return App(name="wf_payer", root_agent=Workflow(name="wf_payer", edges=[(START, payer, receipt)]))
+
+
+payer_app = _payer_app()
