@@ -98,7 +98,7 @@ class NodeExecutor:
         resume_inputs: dict[str, Any] = {}
         asked = history.open_interrupts(path)
         if asked:
-            answers = history.answered(asked)
+            answers = history.answered(path, asked)
             if not node.rerun_on_resume:
                 unanswered = [call_id for call_id in dict.fromkeys(asked) if call_id not in answers]
                 if unanswered:

@@ -29,8 +29,11 @@ class NodeHistory:
     """Path -> the route(s) the run emitted."""
     interrupts: dict[str, list[str]] = field(default_factory=dict)
     """Path -> ids of the person-facing calls the run made, in order."""
-    answers: dict[str, Any] = field(default_factory=dict)
-    """Call id -> the person's answer (the FunctionResponse's response)."""
+    answers: dict[str, list[Any]] = field(default_factory=dict)
+    """Call id -> the person's answers in order (the FunctionResponses' responses). An id may be asked again (a
+    review loop reusing its interrupt id): the k-th call with an id pairs with the k-th answer to it."""
+    askers: dict[str, list[str]] = field(default_factory=dict)
+    """Call id -> the paths of the node runs that asked it, in order."""
     attempts: dict[str, list[float]] = field(default_factory=dict)
     """Path -> start times of the attempts begun (attempt markers)."""
     checkpoints: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -47,7 +50,7 @@ class NodeHistory:
         if event.author == "user":
             for response in event.get_function_responses():
                 if response.id:
-                    self.answers[response.id] = response.response
+                    self.answers.setdefault(response.id, []).append(response.response)
             return
         state = event.actions.agent_state
         info = event.node_info
@@ -64,6 +67,8 @@ class NodeHistory:
         if event.long_running_tool_ids:
             calls = [call.id for call in event.get_function_calls() if call.id in event.long_running_tool_ids]
             self.interrupts.setdefault(info.path, []).extend(calls)
+            for call_id in calls:
+                self.askers.setdefault(call_id, []).append(info.path)
         if info.output_for:
             output = event.text() if info.message_as_output else event.output
             for path in info.output_for:
@@ -76,5 +81,12 @@ class NodeHistory:
         """The interrupts this very run made (not its children's)."""
         return self.interrupts.get(path, [])
 
-    def answered(self, ids: list[str]) -> dict[str, Any]:
-        return {call_id: self.answers[call_id] for call_id in ids if call_id in self.answers}
+    def answered(self, path: str, ids: list[str]) -> dict[str, Any]:
+        """The answers to the calls run ``path`` made, by call id (only those answered yet)."""
+        found = {}
+        for call_id in dict.fromkeys(ids):
+            turn = self.askers.get(call_id, []).index(path)
+            answers = self.answers.get(call_id, [])
+            if turn < len(answers):
+                found[call_id] = answers[turn]
+        return found

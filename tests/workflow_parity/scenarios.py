@@ -561,6 +561,26 @@ async def input_and_output_schemas(lib: Lib, resumable: bool):
 
 
 @scenario
+async def review_loop_reusing_its_interrupt_id(lib: Lib, resumable: bool):
+    def write(node_input) -> str:
+        return "draft" if not isinstance(node_input, dict) else f"draft after {node_input['note']}"
+
+    async def review(node_input: str):
+        yield lib.RequestInput(interrupt_id="review", message=f"Approve {node_input}?")
+
+    def decide(node_input: dict):
+        return lib.Event(output=node_input, route="ok" if node_input.get("ok") else "again")
+
+    def publish(node_input: dict) -> str:
+        return "published"
+
+    wf = lib.Workflow(name="reviewing", edges=[(lib.START, write, review, decide),
+                                               (decide, {"ok": publish, "again": write})])
+    return await drive(lib, wf, ["go", {"review": {"ok": False, "note": "n1"}}, {"review": {"ok": True}}],
+                       resumable=resumable)
+
+
+@scenario
 async def graph_errors(lib: Lib, resumable: bool):
     def one(node_input):
         return 1
