@@ -25,9 +25,24 @@ def _ancestor_names(agent: BaseAgent) -> set[str]:
     return names
 
 
+def node_run_events(events: list[Event], node_path: str) -> list[Event]:
+    """A workflow node run's own events (``node_info.path``) and the user's answers to the calls they made: all
+    an agent running as that node did in its run (a node run again in a loop starts afresh)."""
+    mine = [event for event in events if event.node_info is not None and event.node_info.path == node_path]
+    calls = {call.id for event in mine for call in event.get_function_calls()}
+    if not calls:
+        return mine
+    return [event for event in events
+            if (event.node_info is not None and event.node_info.path == node_path)
+            or (event.author == "user" and any(r.id in calls for r in event.get_function_responses()))]
+
+
 def window(ctx: InvocationContext, agent: BaseAgent) -> list[Event]:
-    """The invocation's committed events after the latest checkpoint of one of ``agent``'s ancestors."""
+    """The invocation's committed events after the latest checkpoint of one of ``agent``'s ancestors; for an
+    agent running as a workflow node, its node run's events."""
     events = ctx.run.events
+    if ctx.node_path is not None:
+        return node_run_events(events, ctx.node_path)
     ancestors = _ancestor_names(agent)
     if ancestors:
         for index in range(len(events) - 1, -1, -1):

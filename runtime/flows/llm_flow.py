@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from google.genai import types
 
+from ..contexts import resume
 from ..contexts.callback_context import CallbackContext
 from ..contexts.run_config import StreamingMode
 from ..errors import ModelError
@@ -115,13 +116,8 @@ async def build_request(agent: LlmAgent, ctx: InvocationContext) -> LlmRequest:
 def node_run_contents(ctx: InvocationContext, agent_name: str) -> list[types.Content]:
     """A workflow node agent's view: its input as the user's message, then its own events of this node run and
     the answers to their calls (as ADK 2 runs an agent node: single turn, nothing else of the session)."""
-    mine = [event for event in ctx.run.events if event.node_info is not None and event.node_info.path == ctx.node_path]
-    calls = {call.id for event in mine for call in event.get_function_calls()}
-    shown = [event for event in ctx.run.events
-             if (event.node_info is not None and event.node_info.path == ctx.node_path)
-             or (event.author == "user" and any(r.id in calls for r in event.get_function_responses()))]
     lead = [ctx.node_input_content] if ctx.node_input_content is not None else []
-    return lead + build_contents(shown, agent_name, ctx.branch)
+    return lead + build_contents(resume.node_run_events(ctx.run.events, ctx.node_path), agent_name, ctx.branch)
 
 
 def _contents(agent: LlmAgent, ctx: InvocationContext) -> list[types.Content]:

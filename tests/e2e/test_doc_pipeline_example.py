@@ -6,8 +6,6 @@ from __future__ import annotations
 import asyncio
 import uuid
 
-import pytest
-
 from examples.doc_pipeline import REVIEW_SCHEMA, SOURCES
 
 from .conftest import BOB_KEY, client, user_message
@@ -80,10 +78,6 @@ async def test_the_pipeline_parks_on_its_reviewer_and_an_approval_publishes_the_
                      "published": FIRST_DRAFT}
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "runtime bug: an LlmAgent node run again in a resumed invocation (draft@2 after the reviewer's answer) is "
-    "taken for finished, because runtime/contexts/resume.py window() reads all of the agent's events in the "
-    "invocation, draft@1's answer included, instead of only this node run's (ctx.node_path)"))
 async def test_changes_requested_loop_back_to_a_new_draft_which_parks_again_and_is_then_published(stack):
     async with client(stack, BOB_KEY) as http:
         session_id, invocation_id = await _start(http)

@@ -581,6 +581,27 @@ async def review_loop_reusing_its_interrupt_id(lib: Lib, resumable: bool):
 
 
 @scenario
+async def agent_node_run_again_after_a_pause(lib: Lib, resumable: bool):
+    model = make_model(lib, ["first draft", "second draft"])
+    writer = lib.LlmAgent(name="writer", model=model, instruction="Write.")
+
+    async def review(node_input: str):
+        yield lib.RequestInput(interrupt_id="r", message=f"OK? {node_input}")
+
+    def decide(node_input: dict):
+        return lib.Event(output="please improve", route="ok" if node_input.get("ok") else "again")
+
+    def done(node_input) -> str:
+        return "done"
+
+    wf = lib.Workflow(name="writing", edges=[(lib.START, writer, review, decide),
+                                             (decide, {"ok": done, "again": writer})])
+    result = await drive(lib, wf, ["topic", {"r": {"ok": False}}, {"r": {"ok": True}}], resumable=resumable)
+    result["model_saw"] = model.seen
+    return result
+
+
+@scenario
 async def graph_errors(lib: Lib, resumable: bool):
     def one(node_input):
         return 1
