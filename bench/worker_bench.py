@@ -41,8 +41,8 @@ def _env(url: str, **extra: str) -> dict[str, str]:
 
 @contextmanager
 def agentq_workers(url: str, names: list[str], *, threads: int = 4, pool: str = "solo", handoff: str = "loop",
-                   **env: str):
-    """Start ``agentq worker`` processes and wait until they are ready."""
+                   apps: list[str] = APPS, **env: str):
+    """Start ``agentq worker`` processes serving ``apps`` and wait until they are ready."""
     import redis
 
     from runtime.redis_store import keys
@@ -51,7 +51,7 @@ def agentq_workers(url: str, names: list[str], *, threads: int = 4, pool: str = 
     for name in names:
         args = [sys.executable, "-m", "agentq.cli", "--log-level", "WARNING", "worker", "--name", name,
                 "--threads", str(threads), "--pool", pool, "--handoff", handoff, "--concurrency", "5000"]
-        for app in APPS:
+        for app in apps:
             args += ["--app", app]
         log = open(Path(tempfile.gettempdir()) / f"agentq-bench-{name}.log", "wb")  # noqa: SIM115
         processes[name] = subprocess.Popen(args, cwd=ROOT, env=_env(url, **env), stdout=log, stderr=log)
