@@ -149,7 +149,8 @@ class PendingCallOut(WireModel):
 
     ``kind`` says how to answer: ``confirmation`` with ``{"confirmed": true|false, "payload": ...}`` (the
     held call is ``originalCall``; ``hint`` and ``payload`` come from the tool), ``input`` with a value
-    matching ``responseSchema`` (the question is ``question``), ``long_running`` with the tool's result.
+    matching ``responseSchema`` (the question is ``question``, what it is about ``payload``), ``long_running``
+    with the tool's result.
     """
 
     id: str
@@ -172,7 +173,8 @@ class PendingCallOut(WireModel):
             details = {"original_call": call.args.get("originalFunctionCall"),
                        "hint": confirmation.get("hint"), "payload": confirmation.get("payload")}
         elif call.kind == "input":
-            details = {"question": call.args.get("message"), "response_schema": call.args.get("response_schema")}
+            details = {"question": call.args.get("message"), "response_schema": call.args.get("response_schema"),
+                       "payload": call.args.get("payload")}
         return cls(id=call.id, name=call.name, args=call.args, kind=call.kind, deadline=call.deadline, **details)
 
 

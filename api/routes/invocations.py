@@ -7,6 +7,7 @@ from typing import Any
 from fastapi import APIRouter, Body, Depends, Query
 
 from runtime.errors import InvocationNotFoundError, RetryableError
+from runtime.sessions import GetSessionConfig
 from runtime.statuses import InvocationStatus
 
 from ..auth import Caller
@@ -22,9 +23,10 @@ from ..schemas import (
 )
 from ..settings import ApiSettings
 from ..worker_presence import log_if_unserved, waiting_notice
+from ..workflow_nodes import WorkflowNodesOut, node_runs
 
 router = APIRouter(tags=["invocations"])
-
+CLOCK_SLACK_S = 60.0  # an event's timestamp comes from a worker's clock, the record's from another process's
 
 
 class QueueUnavailableError(RetryableError):
@@ -106,6 +108,23 @@ async def get_invocation(
     view = InvocationOut.from_record(record)
     view.notice = await waiting_notice(services.queue, record.app_name, record.status)
     return view
+
+
+@router.get("/invocations/{invocation_id}/nodes")
+async def get_invocation_nodes(
+    invocation_id: str,
+    caller: Caller = Depends(get_caller),
+    settings: ApiSettings = Depends(get_settings),
+    services: Services = Depends(get_services),
+) -> WorkflowNodesOut:
+    """A workflow invocation's node runs and where each stands (done, running, waiting, failed, retrying,
+    stopped), read from its committed events (api.workflow_nodes); no nodes for a plain agent's invocation."""
+    record = await visible_record(services, settings, caller, invocation_id)
+    since = GetSessionConfig(after_timestamp=record.created_at - CLOCK_SLACK_S) if record.created_at else None
+    session = await services.session_service.get_session(
+        app_name=record.app_name, user_id=record.user_id, session_id=record.session_id, config=since)
+    events = [event for event in session.events if event.invocation_id == record.id] if session else []
+    return WorkflowNodesOut(invocation_id=record.id, status=record.status, nodes=node_runs(events, record.status))
 
 
 @router.post("/invocations/{invocation_id}/function-responses", status_code=202)

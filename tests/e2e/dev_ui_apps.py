@@ -1,5 +1,7 @@
 """The apps google-adk's dev UI drives in ``test_adk_dev_ui``: a payment tool held for a person's confirmation
-(``confirm_app``), and claims paid at once when small and held for confirmation when large (``claims_app``).
+(``confirm_app``), claims paid at once when small and held for confirmation when large (``claims_app``), and an
+ADK 2 workflow that retries a node and asks a person through a RequestInput (``review_workflow_app``, also the
+workflow of ``test_workflow_ui``).
 
 The model is a ScriptedLlm: it calls ``pay`` once, then says what the tool answered. ``pay`` counts its side
 effect in Redis (``AGENTQ_REDIS_URL``) per invocation and call, so the test sees a double or a missing run.
@@ -7,14 +9,17 @@ effect in Redis (``AGENTQ_REDIS_URL``) per invocation and call, so the test sees
 
 from __future__ import annotations
 
+import asyncio
 import os
 
 from google.genai import types
 
 from runtime.agents import LlmAgent
 from runtime.apps import App
+from runtime.events import Event, RequestInput
 from runtime.models import LlmRequest, ScriptedLlm
 from runtime.tools import FunctionTool, ToolContext
+from runtime.workflow import START, RetryConfig, Workflow, node
 
 AMOUNT = 100
 FINAL_TEXT = f"Paid {AMOUNT} euros after your approval."
@@ -93,3 +98,69 @@ claims_app = App(name="claims", root_agent=LlmAgent(
     instruction="Pay the claims the user sends with the pay_claim tool.",
     tools=[FunctionTool(pay_claim, require_confirmation=lambda amount: amount > CONFIRM_ABOVE)],
 ))
+
+
+# --- doc_review: an ADK 2 workflow. fetch -> polish (its first attempt fails, the retry succeeds) -> review (a
+# RequestInput for a person) -> decide -> publish, or revise when changes are asked for. ---------------------
+
+REVIEW_WORKFLOW = "doc_review"
+REVIEW_MESSAGE = "Publish this draft?"
+REVIEW_SCHEMA = {"type": "object", "required": ["approved"], "properties": {
+    "approved": {"type": "boolean", "description": "tick to publish"},
+    "note": {"type": "string", "description": "what to change"}}}
+HOLD = "[hold]"
+"""In the workflow's input: polish's second attempt waits until ``release_key(invocation)`` is set."""
+
+
+def attempts_key(invocation_id: str) -> str:
+    """Hash: ``<node>`` -> how many attempts of it began."""
+    return f"test:dev_ui:attempts:{invocation_id}"
+
+
+def release_key(invocation_id: str) -> str:
+    """String: set it to let a held retry of polish go on."""
+    return f"test:dev_ui:release:{invocation_id}"
+
+
+def _redis():
+    import redis.asyncio as redis
+
+    return redis.Redis.from_url(os.environ["AGENTQ_REDIS_URL"], decode_responses=True)
+
+
+def fetch(node_input: str) -> dict:
+    return {"topic": node_input, "text": f"notes on {node_input.replace(HOLD, '').strip()}"}
+
+
+@node(retry_config=RetryConfig(max_attempts=3, initial_delay=0.0, jitter=0.0))
+async def polish(ctx, node_input: dict) -> str:
+    async with _redis() as client:
+        attempt = await client.hincrby(attempts_key(ctx.invocation_id), "polish", 1)
+        if attempt == 1:
+            raise ValueError("the spell checker timed out")
+        while HOLD in node_input["topic"] and not await client.get(release_key(ctx.invocation_id)):
+            await asyncio.sleep(0.05)
+    return node_input["text"].capitalize() + "."
+
+
+async def review(node_input: str):
+    yield RequestInput(interrupt_id="review", message=REVIEW_MESSAGE, payload={"draft": node_input},
+                       response_schema=REVIEW_SCHEMA)
+
+
+def decide(node_input: dict):
+    return Event(output=node_input, route="approved" if node_input.get("approved") else "changes")
+
+
+def publish(node_input: dict) -> str:
+    return "published"
+
+
+def revise(node_input: dict) -> str:
+    return f"to revise: {node_input.get('note') or 'no note'}"
+
+
+review_workflow_app = App(name=REVIEW_WORKFLOW, root_agent=Workflow(name=REVIEW_WORKFLOW, edges=[
+    (START, fetch, polish, review, decide),
+    (decide, {"approved": publish, "changes": revise}),
+]))

@@ -11,6 +11,12 @@ A second test drives the ``claims`` app through the UI: a small claim is paid at
 confirmation answered in the UI, the session is renamed in the UI and keeps its name across a reload, and the
 Traces view shows each invocation's model and tool spans.
 
+A third runs an ADK 2 workflow (``doc_review``): the UI lists the workflow's committed events (node outputs, a
+failed attempt as an error, agentq's attempt markers as empty rows, each event's node path in its detail panel)
+and offers its own answer form for the RequestInput's ``adk_request_input`` call (message, a form from
+``response_schema``, the payload in a tab). The answer submitted there resumes the parked invocation under its
+own id, once, and the resumed node outputs show in the same list.
+
 Screenshots of each step go to the test's tmp dir (the path is printed; see them with ``pytest -s``).
 """
 
@@ -22,11 +28,20 @@ from pathlib import Path
 
 import httpx
 import pytest
+import redis
 
 from agentq.local_stack import LocalStack
 
 from .browser import headless_chromium, unavailable
-from .dev_ui_apps import AMOUNT, FINAL_TEXT, claim_paid_text, payments_key
+from .dev_ui_apps import (
+    AMOUNT,
+    FINAL_TEXT,
+    REVIEW_MESSAGE,
+    REVIEW_WORKFLOW,
+    attempts_key,
+    claim_paid_text,
+    payments_key,
+)
 
 APP = "confirm_payment"
 USER = "user"  # the dev UI's user id
@@ -54,7 +69,8 @@ def ui_stack(tmp_path_factory, dev_ui_dir):
     """redis-server + a worker + the API serving the dev UI; no keys, as the UI sends none (loopback only)."""
     stack = LocalStack(
         tmp_path_factory.mktemp("dev-ui"),
-        apps=["examples.weather:app", "tests.e2e.dev_ui_apps:confirm_app", "tests.e2e.dev_ui_apps:claims_app"],
+        apps=["examples.weather:app", "tests.e2e.dev_ui_apps:confirm_app", "tests.e2e.dev_ui_apps:claims_app",
+              "tests.e2e.dev_ui_apps:review_workflow_app"],
         extra_env={"AGENTQ_DEV_UI_DIR": str(dev_ui_dir), "GOOGLE_API_KEY": "", "GEMINI_API_KEY": ""},
     )
     with stack:
@@ -301,3 +317,90 @@ def _state(http: httpx.Client, session_id: str) -> dict:
 
 def _display_name(http: httpx.Client, session_id: str) -> str | None:
     return (_state(http, session_id).get("__session_metadata__") or {}).get("displayName")
+
+
+WORKFLOW = REVIEW_WORKFLOW
+
+
+@pytest.mark.timeout(900)
+def test_the_adk_dev_ui_runs_a_workflow_and_its_request_input_answered_there_resumes_it_once(
+    ui_stack, browser, tmp_path
+):
+    shots = tmp_path / "screenshots"
+    shots.mkdir()
+    print(f"dev UI screenshots: {shots}")
+    page = Page(browser, shots)
+    try:
+        with httpx.Client(base_url=ui_stack.base_url, timeout=10) as http:
+            _workflow_in_the_dev_ui(ui_stack, page, http)
+    except Exception:
+        (shots / "page.html").write_text(browser.page_source)
+        (shots / "page.txt").write_text(page.text())
+        page.shoot("failed")
+        raise
+
+
+def _workflow_in_the_dev_ui(stack: LocalStack, page: Page, http: httpx.Client) -> None:
+    page.pick_app(stack.base_url, WORKFLOW)
+    page.send("launch plan")
+
+    # The workflow runs on a worker and parks on the RequestInput; the UI shows the committed events and, for
+    # the adk_request_input call, its own answer form (message, a form from response_schema, the payload).
+    form = page.find("//app-long-running-response")
+    [parked] = _wait_for(lambda: http.get(f"/apps/{WORKFLOW}/users/{USER}/invocations",
+                                          params={"status": "parked"}).json()["invocations"], "the workflow to park")
+    invocation_id, session_id = parked["invocationId"], parked["sessionId"]
+    assert [(c["id"], c["kind"], c["question"], c["payload"]) for c in parked["pendingCalls"]] == [
+        ("review", "input", REVIEW_MESSAGE, {"draft": "Notes on launch plan."})]
+    assert [line.strip() for line in form.text.splitlines()] == [
+        REVIEW_MESSAGE, "Form", "JSON", "Payload", "Schema", "approved *", "tick to publish", "note",
+        "what to change", "Submit"]
+    # The event list, in order: the user's message, fetch's output, polish's attempt marker (an empty row), its
+    # failed attempt (shown as an error), the second marker, its output, then review's adk_request_input call.
+    shown = " ".join(page.text().split())
+    assert ('#1 launch plan person #2 F topic : "launch plan" text : "notes on launch plan" #3 P #4 P ERROR '
+            'errorCode : "ValueError" errorMessage : "the spell checker timed out" #5 P #6 P '
+            f'"Notes on launch plan." #7 robot_2 bolt adk_request_input {REVIEW_MESSAGE} Form') in shown, shown
+    # The event's detail panel shows its node path (the dev UI reads node_info).
+    assert f"Node Path {WORKFLOW}@1/review@1" in shown
+    page.shoot("1-workflow-parked-on-request-input")
+
+    # The payload tab shows what the request is about.
+    form.find_element("xpath", f".//div[{_has_class('tab-link')}][normalize-space()='Payload']").click()
+    assert '"draft": "Notes on launch plan."' in page.find("//app-long-running-response").text
+    form.find_element("xpath", f".//div[{_has_class('tab-link')}][normalize-space()='Form']").click()
+
+    # Answer in the UI's form: tick "approved", write a note, Submit.
+    form = page.find("//app-long-running-response")
+    form.find_element("xpath", ".//input[@id='approved']").click()
+    form.find_element("xpath", ".//input[@id='note']").send_keys("ship it")
+    page.shoot("2-answer-filled")
+    form.find_element("xpath", f".//button[{_has_class('form-submit-button')}]").click()
+
+    status = _wait_for(lambda: _settled(http, invocation_id), "the workflow to settle")
+    assert (status["status"], status["pendingCalls"]) == ("completed", [])
+    page.find("//*[normalize-space()='\"published\"']")
+    page.shoot("3-resumed-and-published")
+
+    events = http.get(f"/apps/{WORKFLOW}/users/{USER}/sessions/{session_id}").json()["events"]
+    assert {e["invocationId"] for e in events} == {invocation_id}  # resumed under the same id
+    listed = http.get(f"/apps/{WORKFLOW}/users/{USER}/invocations", params={"sessionId": session_id}).json()
+    assert [i["invocationId"] for i in listed["invocations"]] == [invocation_id]  # and no other was started
+    answers = [p["functionResponse"] for e in events if e["author"] == "user"
+               for p in e["content"]["parts"] if "functionResponse" in p]
+    assert [(a["id"], a["name"], a["response"]) for a in answers] == [
+        ("review", "adk_request_input", {"approved": True, "note": "ship it"})]
+    outputs = [(e["nodeInfo"]["path"], e.get("output")) for e in events if (e.get("nodeInfo") or {}).get("outputFor")]
+    assert outputs == [(f"{WORKFLOW}@1/fetch@1", {"topic": "launch plan", "text": "notes on launch plan"}),
+                       (f"{WORKFLOW}@1/polish@1", "Notes on launch plan."),
+                       (f"{WORKFLOW}@1/decide@1", {"approved": True, "note": "ship it"}),
+                       (f"{WORKFLOW}@1/publish@1", "published")]
+    with redis.Redis.from_url(stack.redis.url, decode_responses=True) as client:
+        assert client.hgetall(attempts_key(invocation_id)) == {"polish": "2"}  # nothing ran again on resume
+    # The resumed events follow in the same list: the answer (#8), decide's output and route, publish's output;
+    # the request (#7) no longer offers its form.
+    shown = _wait_for(lambda: (text := " ".join(page.text().split())).endswith("add videocam call send") and text,
+                      "the resumed events")
+    assert ('#7 robot_2 bolt adk_request_input #8 check adk_request_input person #9 D approved : true '
+            'note : "ship it" route route: approved #10 P "published"') in shown, shown
+    assert not page.driver.find_elements("xpath", "//app-long-running-response//button")

@@ -60,6 +60,7 @@ function input(pending, send) {
   const form = schemaForm(pending.responseSchema);
   return h("div", { class: "ask" },
     h("p", { class: "question" }, pending.question || "The agent asks for input."),
+    pending.payload != null ? h("div", { class: "payload" }, h("small", {}, "about"), h("pre", {}, json(pending.payload))) : null,
     pending.responseSchema ? h("details", { class: "schema" }, h("summary", {}, "answer schema"),
       h("pre", {}, json(pending.responseSchema))) : null,
     form ? answerForm(form, "Send answer", send) : null,

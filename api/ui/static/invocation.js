@@ -1,10 +1,13 @@
-// An invocation: where it stands, what it waits for, cancel, and its timeline (live until it is final).
+// An invocation: where it stands, a workflow's node runs, what it waits for, cancel, and its timeline (live
+// until it is final).
 
 import { FINAL, call, describe, followInvocation } from "./api.js";
 import { argsTable, pendingCall } from "./calls.js";
 import { clock, dateTime, duration, h, json, notice, pill } from "./dom.js";
+import { workflowSection } from "./nodes.js";
 
 const STALE_STREAM_MS = 2500; // a final invocation whose stream entries expired: use the session's history
+const NODES_AFTER_MS = 100; // a burst of events (a fan-out) asks for the node runs once
 
 /** Render invocation ``id`` into ``root``; returns a function that stops following it. */
 export function invocationView(root, id) {
@@ -12,17 +15,20 @@ export function invocationView(root, id) {
   const rows = [];
   const summary = h("div", { class: "summary" });
   const pending = h("div", { class: "pending" });
+  const workflow = h("section", { class: "workflow", hidden: true });
   const timeline = h("tbody", {});
   const live = h("div", { class: "live" });
   const problem = h("div", {});
   root.replaceChildren(
     h("div", { class: "title" }, h("h1", {}, "Invocation ", h("code", {}, id)), live),
-    problem, summary, pending,
+    problem, summary, workflow, pending,
     h("h2", {}, "Timeline"),
     h("table", { class: "timeline" },
       h("thead", {}, h("tr", {}, h("th", {}, "time"), h("th", {}, "+"), h("th", {}, "what"), h("th", {}, "details"))),
       timeline));
   let record = null;
+  let nodes = [];
+  const cards = new Map(); // call id -> its card: kept across renders, so a half-filled form survives them
 
   function showRecord(next) {
     record = next;
@@ -37,9 +43,48 @@ export function invocationView(root, id) {
       next.error ? [h("dt", {}, "error"), h("dd", { class: "error-text" }, `${next.error.type}: ${next.error.message}`)] : null,
       next.cancelReason ? [h("dt", {}, "cancelled"), h("dd", {}, next.cancelReason)] : null));
     if (!FINAL.has(next.status)) summary.append(cancelForm());
-    pending.replaceChildren(...(next.status === "parked" && next.pendingCalls.length
-      ? [h("h2", {}, "Waiting for an answer"), ...next.pendingCalls.map((c) => pendingCall(next, c, { onAnswered: refresh }))]
-      : []));
+    showCalls();
+  }
+
+  function cardFor(callId) {
+    const waiting = record?.status === "parked" && record.pendingCalls.find((c) => c.id === callId);
+    if (!waiting) return null;
+    if (!cards.has(callId)) cards.set(callId, pendingCall(record, waiting, { onAnswered: refresh }));
+    return cards.get(callId);
+  }
+
+  function showCalls() {
+    const waiting = new Set(record.status === "parked" ? record.pendingCalls.map((c) => c.id) : []);
+    for (const callId of [...cards.keys()]) if (!waiting.has(callId)) cards.delete(callId);
+    // A call a workflow node waits on is answered in that node; the others in the list below.
+    const inNodes = new Set(nodes.flatMap((n) => n.waitingOn));
+    const section = workflowSection(nodes, cardFor);
+    workflow.hidden = !section;
+    workflow.replaceChildren(...(section || []));
+    const rest = record.status === "parked" ? record.pendingCalls.filter((c) => !inNodes.has(c.id)) : [];
+    pending.replaceChildren(...(rest.length ? [h("h2", {}, "Waiting for an answer"), ...rest.map((c) => cardFor(c.id))] : []));
+  }
+
+  let asking = null;
+  let again = false;
+  let soon = null;
+  function refreshNodes() {
+    // one request at a time; frames that arrive meanwhile ask once more after it
+    clearTimeout(soon);
+    soon = setTimeout(async () => {
+      if (asking) { again = true; return; }
+      again = false;
+      asking = call("GET", `/invocations/${encodeURIComponent(id)}/nodes`, undefined, { signal: stop.signal });
+      try {
+        nodes = (await asking).nodes;
+        if (record) showCalls();
+      } catch (error) {
+        if (!stop.signal.aborted) problem.replaceChildren(notice("error", describe(error)));
+      } finally {
+        asking = null;
+        if (again) refreshNodes();
+      }
+    }, NODES_AFTER_MS);
   }
 
   function cancelForm() {
@@ -73,11 +118,13 @@ export function invocationView(root, id) {
     rows.push(...row);
     renderTimeline(timeline, rows);
     if (frame.event === "status") refresh();
+    refreshNodes();
   }
 
   (async () => {
     await refresh();
     if (!record) return;
+    refreshNodes();
     let lastFrame = Date.now();
     let sawFinal = false;
     const follower = new AbortController();
@@ -104,7 +151,7 @@ export function invocationView(root, id) {
     clearInterval(watch);
     live.replaceChildren(h("span", { class: "dot done" }), "final");
   })();
-  return () => stop.abort();
+  return () => { clearTimeout(soon); stop.abort(); };
 }
 
 function statusRow(frame) {
@@ -124,8 +171,19 @@ const entryTime = (id) => Number(String(id).split("-")[0]);
 /** Timeline rows of a committed event, at ``at`` ms (default: the event's own timestamp). */
 function eventRows(event, at = event?.timestamp * 1000) {
   if (!event || event.partial) return [];
-  const who = event.author === "user" ? "user" : event.author;
-  return (event.content?.parts || []).map((part) => {
+  const path = event.nodeInfo?.path;
+  const node = path ? path.split("/").slice(1).map((s) => s.split("@")[0]).join("/") || path.split("@")[0] : "";
+  const who = event.author === "user" ? "user" : node ? `${event.author} › ${node}` : event.author;
+  const attempt = path && event.actions?.agentState?.["agentq:node_attempt"];
+  if (attempt) return [{ at, what: `${who}: attempt ${attempt} begins`, details: "" }];
+  const rows = [];
+  if (path && event.errorCode) {
+    rows.push({ at, what: `${who} failed`, details: h("span", { class: "error-text" }, `${event.errorCode}: ${event.errorMessage || ""}`) });
+  }
+  if (path && event.output !== undefined && event.output !== null) {
+    rows.push({ at, what: `${who} output`, details: h("pre", {}, json(event.output)) });
+  }
+  return rows.concat((event.content?.parts || []).map((part) => {
     if (part.functionCall) {
       const c = part.functionCall;
       return { at, callId: c.id, what: `${who} calls ${c.name}`, details: argsTable(c.args) };
@@ -136,7 +194,7 @@ function eventRows(event, at = event?.timestamp * 1000) {
     }
     if (part.text) return { at, what: who === "user" ? "user message" : `${who} says`, details: part.text };
     return null;
-  }).filter(Boolean);
+  }).filter(Boolean));
 }
 
 function renderTimeline(body, rows) {
