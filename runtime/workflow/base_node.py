@@ -25,7 +25,8 @@ class BaseNode(BaseModel):
     ``wait_for_output``: a run that yields no output leaves the node waiting for another trigger.
     """
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
+    # An ADK 2.13 node setting agentq lacks (auth_config, require_confirmation, ...) is refused, never ignored.
+    model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
 
     name: str = Field(...)
     description: str = ""

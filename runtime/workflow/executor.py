@@ -41,6 +41,9 @@ class Outcome:
     output: Any = None
     route: Any = None
     interrupts: list[str] = field(default_factory=list)
+    produced: bool = True
+    """False for a run that finished without yielding an output (a ``wait_for_output`` node then triggers
+    nothing and waits to be triggered again)."""
 
 
 @dataclass
@@ -204,6 +207,7 @@ class NodeExecutor:
                                          actions=leftover))
         if outcome.interrupts:
             return outcome
+        outcome.produced = produced
         if not produced and self.shared.durable:
             # the only trace of a run that finished without output: without it a resumed run would repeat it
             await self.shared.emit(Event(author=self.author, branch=branch,

@@ -29,6 +29,10 @@ class FunctionNode(BaseNode):
     _hints: dict[str, Any] = PrivateAttr(default_factory=dict)
 
     def __init__(self, func: Callable[..., Any], name: str | None = None, **data: Any):
+        unsupported = sorted(data.keys() & {"auth_config", "require_confirmation", "parameter_binding"})
+        if unsupported:
+            raise WorkflowConfigurationError(f"FunctionNode argument(s) {unsupported} are not supported by agentq "
+                                             "yet")
         if not callable(func):
             raise WorkflowConfigurationError("Function must be callable.")
         target = _callable_target(func)

@@ -118,6 +118,8 @@ class _GraphRun:
                     if outcome.interrupts:
                         interrupts.extend(outcome.interrupts)
                         continue
+                    if self.graph.node(name).wait_for_output and not outcome.produced:
+                        continue  # it waits for another trigger before it lets anything follow
                     if self.graph.is_terminal(name) and outcome.output is not None:
                         outputs.append(outcome.output)
                     self._trigger_successors(name, outcome, branch)
@@ -164,6 +166,8 @@ class _GraphRun:
         if checkpoints:
             if outcome.interrupts:
                 await self._checkpoint(node.name, _WAITING, outcome.interrupts)
+            elif node.wait_for_output and not outcome.produced:
+                await self._checkpoint(node.name, _WAITING)
             elif self.states.get(node.name, {}).get("status") == _RUNNING:
                 await self._checkpoint(node.name, _COMPLETED)
             else:  # replayed from history: ADK notes it without a checkpoint of its own

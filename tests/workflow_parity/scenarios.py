@@ -602,6 +602,30 @@ async def agent_node_run_again_after_a_pause(lib: Lib, resumable: bool):
 
 
 @scenario
+async def wait_for_output_until_triggered_twice(lib: Lib, resumable: bool):
+    class Collector(lib.Node):
+        async def run_node_impl(self, *, ctx, node_input):
+            seen = ctx.state.get("seen", 0) + 1
+            ctx.state["seen"] = seen
+            if seen == 2:
+                yield f"collected after {seen}"
+
+    def left(node_input):
+        return "l"
+
+    async def right(node_input):
+        await asyncio.sleep(0.01)
+        return "r"
+
+    def after(node_input):
+        return f"after {node_input}"
+
+    collector = Collector(name="collector", wait_for_output=True)
+    wf = lib.Workflow(name="collecting", edges=[(lib.START, (left, right), collector, after)])
+    return await drive(lib, wf, ["go"], resumable=resumable)
+
+
+@scenario
 async def graph_errors(lib: Lib, resumable: bool):
     def one(node_input):
         return 1

@@ -21,7 +21,8 @@ HERE = Path(__file__).parent
 # Concurrent nodes' checkpoint events interleave with their outputs as the event loop happens to schedule them:
 # ADK 2.13 yields the second branch's RUNNING checkpoint after the first branch's output, agentq before it.
 # Each branch's own events, and everything before and after the fan-out, are in the same order.
-INTERLEAVED = {"fan_out_and_join/resumable", "three_way_join_and_two_ends/resumable"}
+INTERLEAVED = {"fan_out_and_join/resumable", "three_way_join_and_two_ends/resumable",
+               "wait_for_output_until_triggered_twice/resumable"}
 
 
 @pytest.fixture(scope="module")
