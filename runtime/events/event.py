@@ -6,7 +6,7 @@ import time
 from typing import Any
 
 from google.genai import types
-from pydantic import ConfigDict, Field, model_validator
+from pydantic import ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
 from ..ids import new_event_id
@@ -43,35 +43,31 @@ class Event(LlmResponse):
     node_info: NodeInfo | None = None
     """The workflow node run that wrote this event (None outside workflows)."""
 
-    @model_validator(mode="before")
-    @classmethod
-    def _route_shorthands(cls, data: Any) -> Any:
-        """ADK 2's shorthands: ``state``, ``route``, ``message`` and ``node_path`` land in their real fields."""
-        if not isinstance(data, dict) or not data.keys() & {"state", "route", "message", "node_path"}:
-            return data
-        data = dict(data)
-        state, route = data.pop("state", None), data.pop("route", None)
-        if state is not None or route is not None:
-            actions = data.get("actions")
-            actions = dict(actions) if isinstance(actions, dict) else (
-                actions.model_dump(exclude_defaults=True) if actions is not None else {})
-            if state is not None:
-                actions["state_delta"] = dict(state)
-            if route is not None:
-                actions["route"] = route
-            data["actions"] = actions
-        message = data.pop("message", None)
-        if message is not None:
-            if data.get("content") is not None:
+    # ADK 2's shorthands for node code: ``Event(output=..., state={...}, route=..., message=..., node_path=...)``.
+    # Input-only fields (never stored, moved into their real fields right after construction): parsing stored
+    # JSON, the hot path of every session read, keeps pydantic's direct path, which a model validator would not.
+    state_shorthand: dict[str, Any] | None = Field(default=None, validation_alias="state", exclude=True, repr=False)
+    route_shorthand: Any = Field(default=None, validation_alias="route", exclude=True, repr=False)
+    message_shorthand: Any = Field(default=None, validation_alias="message", exclude=True, repr=False)
+    node_path_shorthand: str | None = Field(default=None, validation_alias="node_path", exclude=True, repr=False)
+
+    def model_post_init(self, context: Any) -> None:
+        if (self.state_shorthand is not None or self.route_shorthand is not None
+                or self.message_shorthand is not None or self.node_path_shorthand is not None):
+            self._apply_shorthands()
+
+    def _apply_shorthands(self) -> None:
+        if self.state_shorthand is not None:
+            self.actions.state_delta = dict(self.state_shorthand)
+        if self.route_shorthand is not None:
+            self.actions.route = self.route_shorthand
+        if self.message_shorthand is not None:
+            if self.content is not None:
                 raise ValueError("'message' and 'content' are mutually exclusive. Use one or the other.")
-            data["content"] = _as_content(message)
-        node_path = data.pop("node_path", None)
-        if node_path is not None:
-            info = data.get("node_info")
-            info = dict(info) if isinstance(info, dict) else (info.model_dump() if info is not None else {})
-            info["path"] = node_path
-            data["node_info"] = info
-        return data
+            self.content = _as_content(self.message_shorthand)
+        if self.node_path_shorthand is not None:
+            self.node_info = (self.node_info or NodeInfo()).model_copy(update={"path": self.node_path_shorthand})
+        self.state_shorthand = self.route_shorthand = self.message_shorthand = self.node_path_shorthand = None
 
     def get_function_calls(self) -> list[types.FunctionCall]:
         """The function calls in this event's content, in order."""
@@ -144,3 +140,4 @@ def _as_content(message: Any) -> types.Content:
         return types.Content(role="user", parts=[
             types.Part(text=item) if isinstance(item, str) else item for item in message])
     raise ValueError(f"message must be text, a Part, a list of Parts or a Content, not {type(message).__name__}")
+
