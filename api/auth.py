@@ -81,9 +81,15 @@ class KeyTooNarrowError(ForbiddenError):
 
 @dataclass(frozen=True, kw_only=True)
 class Caller:
-    """Who is calling: their grant, or None when auth is off (loopback mode: everything allowed)."""
+    """Who is calling: their grant, or None when auth is off (loopback mode: everything allowed).
+
+    ``principal_id`` names the caller in audit records and approval rules (a key's name, a token's subject;
+    ``loopback`` when auth is off); ``client`` is the client address the request came from.
+    """
 
     grant: KeyGrant | None
+    principal_id: str = "loopback"
+    client: str | None = None
 
     def allows(self, app_name: str, user_id: str) -> bool:
         """True when the caller may touch ``user_id``'s things in ``app_name``."""
@@ -97,6 +103,13 @@ class Caller:
         """Raise ``not_found`` (a 404, never a 403) when the caller may not touch this user's things."""
         if not self.allows(app_name, user_id):
             raise not_found
+
+
+def key_principal_id(key: str) -> str:
+    """A key's principal id when it has no name: ``key:`` and the start of its SHA-256 (never the key itself)."""
+    import hashlib
+
+    return "key:" + hashlib.sha256(key.encode()).hexdigest()[:12]
 
 
 def is_loopback(host: str | None) -> bool:
@@ -119,7 +132,7 @@ def resolve_caller(request: Request, keys: dict[str, KeyGrant]) -> Caller:
             raise NotLoopbackError(
                 f"no API keys are configured, so only loopback clients are served (client {host!r})"
             )
-        return Caller(grant=None)
+        return Caller(grant=None, client=host)
     header = request.headers.get("authorization", "")
     scheme, _, token = header.partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
@@ -128,7 +141,8 @@ def resolve_caller(request: Request, keys: dict[str, KeyGrant]) -> Caller:
     for key, grant in keys.items():
         # Constant-time comparison so response timing does not reveal key prefixes.
         if hmac.compare_digest(key.encode(), token.encode()):
-            return Caller(grant=grant)
+            return Caller(grant=grant, principal_id=key_principal_id(key),
+                          client=request.client.host if request.client else None)
     raise UnauthorizedError("the bearer key is not valid")
 
 
