@@ -8,7 +8,7 @@ generator), so a node never runs ahead of its committed state, as an agent never
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator, Coroutine
+from collections.abc import AsyncGenerator, Collection, Coroutine
 from typing import Any
 
 from ..events import Event
@@ -42,6 +42,12 @@ class Emitter:
                     committed.set_result(None)
             task.result()
         finally:
-            if not task.done():
-                task.cancel()
-                await asyncio.gather(task, return_exceptions=True)
+            await stop_tasks([task])
+
+
+async def stop_tasks(tasks: Collection[asyncio.Task]) -> None:
+    """Cancel the node runs still going (a sibling failed, or the run was stopped) and wait until they stopped."""
+    for task in tasks:
+        task.cancel()
+    if tasks:
+        await asyncio.gather(*tasks, return_exceptions=True)

@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import ConfigDict, Field
 
 from .base_node import BaseNode
+from .emitter import stop_tasks
 from .errors import NodeInterrupted
 
 
@@ -62,10 +63,7 @@ class ParallelWorker(BaseNode):
                 if failure is not None:
                     raise failure
         finally:
-            for task in in_flight:
-                task.cancel()
-            if in_flight:
-                await asyncio.gather(*in_flight, return_exceptions=True)
+            await stop_tasks(in_flight)
         if waiting:
             raise NodeInterrupted(waiting)
         yield results

@@ -20,7 +20,7 @@ from ..agents.base_agent import BaseAgent
 from ..contexts.invocation_context import InvocationContext
 from ..events import Event, EventActions, NodeInfo
 from .base_node import START, BaseNode
-from .emitter import Emitter
+from .emitter import Emitter, stop_tasks
 from .errors import WorkflowConfigurationError
 from .executor import NodeExecutor, Outcome, SharedRun
 from .graph import Graph
@@ -124,10 +124,7 @@ class _GraphRun:
                         outputs.append(outcome.output)
                     self._trigger_successors(name, outcome, branch)
         finally:
-            for task in running:
-                task.cancel()
-            if running:
-                await asyncio.gather(*running, return_exceptions=True)
+            await stop_tasks(running)
         if interrupts:
             return Outcome(interrupts=interrupts)
         if len(outputs) > 1:

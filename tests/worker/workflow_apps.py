@@ -8,23 +8,12 @@ killed in flight raises a flag (``inside_key``) and sleeps, so the test knows wh
 from __future__ import annotations
 
 import asyncio
-import os
 
 from runtime.apps import App
 from runtime.events import Event, RequestInput
 from runtime.tools import FunctionTool, ToolContext
 from runtime.workflow import START, JoinNode, RetryConfig, Workflow, node
-
-_redis = None
-
-
-def _client():
-    global _redis
-    if _redis is None:
-        from runtime.redis_store.redis_url import redis_client_from_url
-
-        _redis = redis_client_from_url(os.environ["AGENTQ_REDIS_URL"], asyncio=False, decode_responses=True)
-    return _redis
+from tests.worker.apps import _client
 
 
 def ledger_key(invocation_id: str) -> str:
