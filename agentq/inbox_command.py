@@ -33,6 +33,9 @@ def item(record) -> dict[str, Any]:
     first = record.pending_calls[0] if record.pending_calls else None
     if first is not None and first.kind == "confirmation":
         answer = f"agentq approve {record.id} {first.id}   # or: agentq reject {record.id} {first.id}"
+    elif first is not None and first.kind == "input":  # a question with a schema: an answer of its shape
+        example = json.dumps(example_answer(first.args.get("response_schema")))
+        answer = f"agentq respond {record.id} {first.id} '{example}'"
     elif first is not None:
         answer = f"agentq respond {record.id} {first.id} '{{\"status\": \"approved\"}}'"
     else:
@@ -41,6 +44,20 @@ def item(record) -> dict[str, Any]:
     return {"invocationId": record.id, "appName": record.app_name, "userId": record.user_id,
             "sessionId": record.session_id, "message": text, "parkedAt": record.updated_at,
             "pendingCalls": calls, "answerWith": answer}
+
+
+def example_answer(schema: Any) -> Any:
+    """A value of ``schema``'s shape (its required fields, an enum's first value), to show how to answer."""
+    if not isinstance(schema, dict):
+        return "..."
+    if schema.get("enum"):
+        return schema["enum"][0]
+    kind = schema.get("type")
+    if kind == "object" or "properties" in schema:
+        properties = schema.get("properties") or {}
+        wanted = schema.get("required") or list(properties)
+        return {name: example_answer(properties.get(name)) for name in wanted}
+    return {"boolean": True, "integer": 0, "number": 0, "array": [], "null": None}.get(kind, "...")
 
 
 async def _pairs(client: Any, args: argparse.Namespace) -> list[tuple[str, str]]:
