@@ -158,6 +158,9 @@ class Runner:
             )
         refuse_single_turn_root(self.agent)
         responses = check_message(new_message)
+        if invocation_id and not responses and _has_idless_response(new_message):
+            # as ADK 2.13: an answer without an id cannot say which call it answers, so it resumes nothing
+            raise InvalidMessageError("Function response id is required to resume an invocation.")
         if responses:
             owner = find_invocation_for_function_responses(session, new_message)
             if invocation_id and invocation_id != owner:
@@ -346,6 +349,11 @@ class Runner:
             user_id=user_id, session_id=session_id, new_message=new_message, invocation_id=invocation_id,
             state_delta=state_delta, run_config=run_config,
         ))
+
+
+def _has_idless_response(message: types.Content | None) -> bool:
+    return message is not None and any(
+        part.function_response is not None and not part.function_response.id for part in message.parts or [])
 
 
 class InMemoryRunner(Runner):

@@ -326,3 +326,23 @@ def test_names_nobody_exports_stay_plain_attribute_errors_and_the_supported_name
     from runtime.tools import AgentTool  # noqa: F401
 
     assert (hasattr(agents, "NoSuchThing"), getattr(agents, "NoSuchThing", "absent")) == (False, "absent")
+
+
+async def test_an_answer_without_an_id_sent_to_a_named_invocation_is_refused_as_adk_does():
+    from google.genai import types
+
+    from runtime.agents import LlmAgent
+    from runtime.errors import InvalidMessageError
+    from runtime.models import ScriptedLlm
+    from runtime.runners import InMemoryRunner
+
+    runner = InMemoryRunner(agent=LlmAgent(name="a", model=ScriptedLlm(responses=["hi"])), app_name="app")
+    session = await runner.session_service.create_session(app_name="app", user_id="u")
+    answer = types.Content(role="user", parts=[types.Part(function_response=types.FunctionResponse(
+        name="ask", response={"ok": True}))])
+    with pytest.raises(InvalidMessageError, match="Function response id is required to resume an invocation."):
+        async for _ in runner.run_async(user_id="u", session_id=session.id, new_message=answer,
+                                        invocation_id="e-1"):
+            pass
+    stored = await runner.session_service.get_session(app_name="app", user_id="u", session_id=session.id)
+    assert stored.events == []
