@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import secrets
 import socket
 import sys
 
@@ -53,6 +54,12 @@ def run(args: argparse.Namespace, settings) -> int:
         local.release()  # the last agentq process on the embedded redis-server stops it
 
 
+def default_worker_name() -> str:
+    """``agentq-<host>-<pid>-<random>``: unique per process even where host names and pids repeat (containers on
+    the host network, each its own pid 1), so two workers never count as one alive."""
+    return f"agentq-{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(3)}"
+
+
 def _serve(args: argparse.Namespace, settings, apps, redis_url: str, webhooks) -> int:
     """Run the Celery worker on ``redis_url`` (the store; the broker is AGENTQ_BROKER_URL or the same) until it
     shuts down. The host is built, announced and drained by ``worker.worker_lifecycle``, as under plain celery."""
@@ -61,7 +68,7 @@ def _serve(args: argparse.Namespace, settings, apps, redis_url: str, webhooks) -
     from worker.dispatch import QUEUE
     from worker.worker_lifecycle import attach, build_host
 
-    name = args.name or f"agentq-{socket.gethostname()}-{os.getpid()}"
+    name = args.name or default_worker_name()
     celery_app = make_celery(broker_url(redis_url))
     attach(celery_app, lambda _nodename: build_host(
         celery_app, settings, apps, redis_url, name, webhooks=webhooks, concurrency=args.concurrency,

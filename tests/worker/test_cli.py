@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 
@@ -67,3 +68,11 @@ def test_a_refused_answer_from_the_terminal_is_one_line_naming_the_problem(worke
     assert result.stderr.strip().splitlines() == [
         f"agentq approve: function call 'adk-not-a-call' is not pending on invocation {invocation_id!r} (never "
         f"issued as a long-running call, or already answered); its pending calls: agentq get {invocation_id}"]
+
+
+def test_default_worker_names_differ_even_for_one_host_and_pid():
+    from agentq.run_worker import default_worker_name
+
+    names = {default_worker_name() for _ in range(50)}
+    assert len(names) == 50
+    assert all(name.startswith(f"agentq-{socket.gethostname()}-{os.getpid()}-") for name in names)
