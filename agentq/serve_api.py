@@ -94,6 +94,7 @@ def build(args: argparse.Namespace, redis_url: str):
     from api.http_limits import ConnectionLimits
     from api.services import redis_services
     from api.settings import load_keys, parse_cors_origins
+    from api.web_edge import EdgeSettings
     from worker.retention import RetentionPolicy
     from worker.webhook_config import WebhookSettings
 
@@ -110,7 +111,8 @@ def build(args: argparse.Namespace, redis_url: str):
     retention = getattr(args, "retention", None) or RetentionPolicy.from_env()
     backed = redis_services(redis_url, retention=retention, webhooks=WebhookSettings.from_env())
     return create_app(
-        settings, backed.services, stats_provider=backed.stats_provider, on_shutdown=backed.aclose
+        settings, backed.services, stats_provider=backed.stats_provider, on_shutdown=backed.aclose,
+        edge=EdgeSettings.from_env(),
     )
 
 
@@ -162,6 +164,9 @@ def _serve(args: argparse.Namespace, redis_url: str, log_level: str) -> int:
     config = uvicorn.Config(
         app, host=args.host, port=args.port, log_level=log_level, access_log=args.access_log,
         lifespan="on", timeout_graceful_shutdown=5, loop="auto", **app.state.settings.connection.uvicorn_options(),
+        # Forwarded headers are believed only from AGENTQ_TRUSTED_PROXIES, by api.web_edge: uvicorn's default
+        # (trust 127.0.0.1) would make a same-host proxy's clients look like loopback, or their claims true.
+        proxy_headers=False, forwarded_allow_ips=None,
     )
     # uvicorn shuts down gracefully on SIGINT/SIGTERM, then raises the signal again with the handler it found:
     # SIGTERM's default would end the process before `finally` stops the embedded redis-server.

@@ -22,6 +22,7 @@ from .routes import adk_dev, artifacts, inbox, invocations, ops, overview, run, 
 from .routes.dev_ui import mount_dev_ui
 from .routes.ui import mount_ui
 from .settings import ApiSettings
+from .web_edge import EdgeSettings, WebEdge
 
 log = logging.getLogger("agentq.api")
 
@@ -42,13 +43,17 @@ def create_app(
     stats_provider: StatsProvider | None = None,
     on_shutdown: Any = None,
     fast_lane: bool = True,
+    edge: EdgeSettings | None = None,
 ) -> FastAPI:
     """The FastAPI app with its routers, error handlers, body-size limit and request metrics.
 
     ``on_shutdown``: an async callable run when the app stops (closes the services' connections).
     ``fast_lane``: serve well-formed POST /run_sse requests without FastAPI's routing (``api.fast_lane``);
     off, every request goes through the routes (the tests compare the two).
+    ``edge``: forwarded headers, the Host allow-list and the page headers (``api.web_edge``; default: no trusted
+    proxy, localhost names only).
     """
+    edge = edge or EdgeSettings()
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI):
@@ -90,4 +95,8 @@ def create_app(
     if settings.cors_origins:  # outermost: preflights are answered before any other check
         app.add_middleware(CORSMiddleware, allow_origins=settings.cors_origins, allow_methods=["*"],
                            allow_headers=["*"], expose_headers=["X-Invocation-Id", "X-Next-Page-Token"])
+    # Outermost of all: the client address is settled (forwarded headers from trusted proxies only) and the
+    # Host checked before anything else reads them.
+    app.state.edge = edge
+    app.add_middleware(WebEdge, settings=edge, check_host=not settings.auth_enabled or bool(edge.allowed_hosts))
     return app
