@@ -163,6 +163,10 @@ class PendingCallOut(WireModel):
     payload: Any | None = None
     question: str | None = None
     response_schema: dict[str, Any] | None = None
+    answer_schema: dict[str, Any] | None = None
+    """A ``long_running`` call's declared answer shape (its tool's ``answer_schema``; checked by the server)."""
+    quick_answers: list[dict[str, Any]] | None = None
+    """A ``long_running`` call's one-click answers: ``[{"label", "response"}]`` (its tool's ``quick_answers``)."""
 
     @classmethod
     def from_pending(cls, call: Any) -> PendingCallOut:
@@ -175,6 +179,8 @@ class PendingCallOut(WireModel):
         elif call.kind == "input":
             details = {"question": call.args.get("message"), "response_schema": call.args.get("response_schema"),
                        "payload": call.args.get("payload")}
+        elif call.answer:
+            details = {"answer_schema": call.answer.get("schema"), "quick_answers": call.answer.get("quickAnswers")}
         return cls(id=call.id, name=call.name, args=call.args, kind=call.kind, deadline=call.deadline, **details)
 
 

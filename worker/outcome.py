@@ -11,10 +11,11 @@ from runtime.events import Event
 from .record import PendingCall
 
 
-def pending_call(call: types.FunctionCall, park_timeout: float | None) -> PendingCall:
-    """A long-running call as the record keeps it, with its deadline when the invocation has a park timeout."""
+def pending_call(call: types.FunctionCall, park_timeout: float | None, answer: dict | None = None) -> PendingCall:
+    """A long-running call as the record keeps it, with its deadline when the invocation has a park timeout and
+    the answer shape its tool declared (``answer``, see worker.answer_check)."""
     return PendingCall(id=call.id or "", name=call.name or "", args=dict(call.args or {}),
-                       deadline=time.time() + park_timeout if park_timeout else None)
+                       deadline=time.time() + park_timeout if park_timeout else None, answer=answer)
 
 
 def last_said(events: list[Event], invocation_id: str) -> Event | None:

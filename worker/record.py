@@ -39,6 +39,9 @@ class PendingCall(_Wire):
     deadline: float | None = None
     """Unix time after which the call is answered with an expiry error (None: waits forever); an expired
     confirmation is answered as rejected."""
+    answer: dict[str, Any] | None = None
+    """A plain long-running call's declared answer shape (``{"schema", "quickAnswers"}`` from its
+    LongRunningFunctionTool, worker.answer_check): the form /ui shows, and what the server checks answers against."""
 
     @property
     def kind(self) -> PendingKind:

@@ -26,6 +26,7 @@ from runtime.redis_store.scripts import CANCEL, ENQUEUE, RESPOND
 from runtime.redis_store.session_layout import lifecycle_keys
 from runtime.redis_store.streams import trim_args
 
+from .answer_check import check_against_pending
 from .broker import broker_url, kombu_broker
 from .codec import decode_record, dumps, encode_fields, encode_record
 from .dispatch import DISPATCH_GRACE_S, Dispatcher
@@ -262,6 +263,9 @@ class InvocationStore:
         where = await self.locate(invocation_id)
         rkey = self.record_key(invocation_id, where)
         shard = self.shard(where)
+        # Each answer against the shape its call declared (request_input's response_schema, a long-running
+        # tool's answer_schema): a mismatch is a 400 naming the field, and nothing is stored.
+        await check_against_pending(self, rkey, responses)
         answers: list[str] = []
         for response in responses:
             # A nameless response gets the pending call's name from the script (the model must see which

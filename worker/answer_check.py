@@ -1,0 +1,66 @@
+"""The server checks what it is sent (issue 18 items 6 and 10): each answer against the shape its pending call
+declared, in ``InvocationStore.respond`` before anything is stored, so every answer channel (HTTP
+function-responses, /run_sse answers, the Python client, the CLI) is refused the same way: a 400 naming the
+field, nothing changed. The checker itself is ``runtime.tools.answer_check``.
+
+Also where a plain long-running call's declared shape comes from: ``answer_shapes`` finds each
+``LongRunningFunctionTool``'s ``answer_shape`` in an agent tree, and the executor stores it on the pending call.
+"""
+
+from __future__ import annotations
+
+import json
+import weakref
+from typing import Any
+
+from runtime.tools.answer_check import AnswerSchemaError, answer_schema, check_answer
+
+__all__ = ["AnswerSchemaError", "answer_shapes", "check_against_pending"]
+
+_SHAPES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+async def check_against_pending(store: Any, record_key: str, responses: list[Any]) -> None:
+    """Check each final answer (not a ``will_continue`` update) against its pending call as stored on the record
+    (one HMGET). A call that is not pending is left to the respond script, which refuses it (409)."""
+    final = [response for response in responses if not response.will_continue]
+    if not final:
+        return
+    stored = await store.mux.execute_command("HMGET", record_key, *(f"p:{response.id}" for response in final))
+    for response, raw in zip(final, stored, strict=True):
+        if raw is None:
+            continue
+        call = json.loads(raw)
+        name = call.get("name") or ""
+        check_answer(response.id, name, answer_schema(name, call.get("args") or {}, call.get("answer")),
+                     response.response)
+
+
+def answer_shapes(agent: Any) -> dict[str, dict[str, Any]]:
+    """Tool name -> declared answer shape, for every long-running tool with one in ``agent``'s tree (cached per
+    agent object: the tree does not change while it is served)."""
+    try:
+        return _SHAPES[agent]
+    except (KeyError, TypeError):
+        pass
+    shapes: dict[str, dict[str, Any]] = {}
+    seen: set[int] = set()
+
+    def walk(node: Any) -> None:
+        if node is None or id(node) in seen:
+            return
+        seen.add(id(node))
+        for tool in getattr(node, "tools", None) or []:
+            shape = getattr(tool, "answer_shape", None)
+            if isinstance(shape, dict):
+                shapes.setdefault(tool.name, shape)
+            walk(getattr(tool, "agent", None))  # an AgentTool's agent
+        for child in getattr(node, "sub_agents", None) or []:
+            walk(child)
+
+    walk(agent)
+    try:
+        _SHAPES[agent] = shapes
+    except TypeError:
+        pass
+    return shapes
