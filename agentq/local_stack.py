@@ -1,11 +1,13 @@
 """LocalStack: a whole agentq deployment on one machine, as child processes (the demo, e2e tests, benchmarks).
 
 redis-server (embedded, AOF on) + ``agentq worker`` processes + one ``agentq api`` process on free ports, with
-the project on the children's import path so ``examples.*`` apps load.
+the project on the children's import path so ``examples.*`` apps load. Its webhooks are signed with a secret
+of its own (``webhook_secret``) unless the environment gives one.
 """
 
 from __future__ import annotations
 
+import base64
 import os
 import signal
 import subprocess
@@ -33,6 +35,8 @@ class LocalStack:
         self.worker_count = workers
         self.api_keys_json = api_keys_json
         self.extra_env = extra_env or {}
+        self.webhook_secret = "whsec_" + base64.b64encode(os.urandom(24)).decode()
+        """Signs this stack's webhooks (workers refuse to start without a secret) unless the environment sets one."""
         self.api: subprocess.Popen | None = None
         self.workers: list[subprocess.Popen] = []
 
@@ -45,6 +49,7 @@ class LocalStack:
         """The environment of the child processes: the Redis URL, and the project on the import path."""
         env = {k: v for k, v in os.environ.items() if k not in ("AGENTQ_API_KEYS", "AGENTQ_API_KEYS_FILE")}
         paths = [str(ROOT), os.getcwd(), env.get("PYTHONPATH", "")]
+        env.setdefault("AGENTQ_WEBHOOK_SECRET", self.webhook_secret)
         env.update(AGENTQ_REDIS_URL=self.redis.url, PYTHONPATH=os.pathsep.join(p for p in paths if p),
                    PYTHONUNBUFFERED="1", **self.extra_env)
         if self.api_keys_json:

@@ -41,6 +41,7 @@ def run(args: argparse.Namespace, settings) -> int:
 
     try:
         webhooks = WebhookSettings.from_env()
+        webhooks.require_signing()  # signed webhooks by default: no secret, no worker (unless asked unsigned)
     except UsageError as exc:  # refused at start, naming the setting
         print(f"agentq worker: {exc}", file=sys.stderr)
         return 2

@@ -92,6 +92,7 @@ def build(args: argparse.Namespace, redis_url: str):
     from api import ApiSettings, create_app
     from api.auth import parse_public_routes
     from api.http_limits import ConnectionLimits
+    from api.rate_limits import RateLimits
     from api.services import redis_services
     from api.settings import load_keys, parse_cors_origins
     from api.web_edge import EdgeSettings
@@ -107,9 +108,11 @@ def build(args: argparse.Namespace, redis_url: str):
         cors_origins=parse_cors_origins(os.environ.get("AGENTQ_CORS_ORIGINS", "")),
         public_routes=parse_public_routes(os.environ.get("AGENTQ_API_PUBLIC_ROUTES", "health")),
         connection=ConnectionLimits.from_env(),
+        rate_limits=RateLimits.from_env(),
+        webhook_guard=(webhooks := WebhookSettings.from_env()).guard(),
     )
     retention = getattr(args, "retention", None) or RetentionPolicy.from_env()
-    backed = redis_services(redis_url, retention=retention, webhooks=WebhookSettings.from_env())
+    backed = redis_services(redis_url, retention=retention, webhooks=webhooks)
     return create_app(
         settings, backed.services, stats_provider=backed.stats_provider, on_shutdown=backed.aclose,
         edge=EdgeSettings.from_env(),

@@ -7,9 +7,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from runtime.errors import UsageError
+from worker.webhook_ssrf import WebhookGuard
 
 from .auth import DEFAULT_PUBLIC_ROUTES, KeyGrant, parse_keys
 from .http_limits import ConnectionLimits
+from .rate_limits import RateLimits
 
 DEFAULT_MAX_BODY_BYTES = 1_000_000
 
@@ -48,6 +50,12 @@ class ApiSettings:
 
     connection: ConnectionLimits = field(default_factory=ConnectionLimits)
     """How long and how much the server waits for from a slow or oversized client."""
+
+    rate_limits: RateLimits = field(default_factory=RateLimits)
+    """Enqueue rate and invocations in flight per principal and per app/user (``AGENTQ_RATE_*``; off by default)."""
+
+    webhook_guard: WebhookGuard = field(default_factory=WebhookGuard)
+    """The SSRF rule a per-enqueue ``webhook`` must pass (``AGENTQ_WEBHOOK_ALLOW``, ``AGENTQ_WEBHOOKS`` trusted)."""
 
     @property
     def auth_enabled(self) -> bool:

@@ -36,7 +36,9 @@ APPS = ["bench.worker_apps:weather", "bench.worker_apps:approval", "bench.worker
 
 
 def _env(url: str, **extra: str) -> dict[str, str]:
-    return {**os.environ, "AGENTQ_REDIS_URL": url, "PYTHONPATH": str(ROOT), **extra}
+    secret = os.environ.get("AGENTQ_WEBHOOK_SECRET") or "whsec_YmVuY2gtd2ViaG9vay1zZWNyZXQ="  # workers need one
+    return {**os.environ, "AGENTQ_REDIS_URL": url, "PYTHONPATH": str(ROOT), "AGENTQ_WEBHOOK_SECRET": secret,
+            **extra}
 
 
 @contextmanager

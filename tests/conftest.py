@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from runtime.redis_store.launcher import EmbeddedRedis
+
+# Workers refuse to start without a webhook secret (signed webhooks by default): every worker process a test
+# starts inherits this one unless the test sets its own.
+os.environ.setdefault("AGENTQ_WEBHOOK_SECRET", "whsec_dGVzdC1zdWl0ZS13ZWJob29rLXNlY3JldA==")
 
 
 @pytest.fixture(scope="session")

@@ -3,7 +3,10 @@
 Read once at a process edge (``WebhookSettings.from_env``). The processes that enqueue (API, Python clients)
 stamp each new record with its webhook URL: the ``webhook`` given at enqueue, else its app's entry of
 ``AGENTQ_WEBHOOKS``. The workers deliver, so they need the secret and the retry settings. Nonsense (a URL that
-is not http(s), a malformed duration) is refused at start with a UsageError naming the variable.
+is not http(s), a malformed duration) is refused at start with a UsageError naming the variable. Webhooks are
+signed by default: a worker refuses to start without ``AGENTQ_WEBHOOK_SECRET`` (``require_signing``) unless
+``AGENTQ_WEBHOOKS_UNSIGNED=1`` says unsigned ones are wanted. ``AGENTQ_WEBHOOK_ALLOW`` lists the internal
+receivers the SSRF rule lets through (``worker.webhook_ssrf``; give it to the API and the workers alike).
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from runtime.errors import UsageError
 
 from .env_values import duration, per_app, set_variables
 from .webhook_signing import secret_key
+from .webhook_ssrf import WebhookGuard, parse_allow
 
 MAX_URL_LENGTH = 2048
 
@@ -27,6 +31,8 @@ ENV_NAMES = {
     "backoff_max_s": "AGENTQ_WEBHOOK_BACKOFF_MAX",
     "poll_s": "AGENTQ_WEBHOOK_POLL",
     "public_url": "AGENTQ_PUBLIC_URL",
+    "allow": "AGENTQ_WEBHOOK_ALLOW",
+    "unsigned": "AGENTQ_WEBHOOKS_UNSIGNED",
 }
 """The environment variable behind each field (named in every refusal)."""
 
@@ -66,6 +72,10 @@ class WebhookSettings:
     """How often each worker process looks for due deliveries."""
     public_url: str | None = None
     """The API's base URL, for the absolute ``links`` in the payload (None: links are paths)."""
+    allow: tuple[str, ...] = ()
+    """Host names, addresses and networks a per-enqueue webhook may reach despite the SSRF rule."""
+    unsigned: bool = False
+    """True: the operator wants webhooks sent without a signature (a worker may start without a secret)."""
 
     def __post_init__(self) -> None:
         for app, url in self.urls_by_app.items():
@@ -78,6 +88,20 @@ class WebhookSettings:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
                 raise UsageError(f"{ENV_NAMES[name]} ({name}) must be a duration above 0 seconds, got {value!r}")
+
+    def guard(self, resolver=None) -> WebhookGuard:
+        """The SSRF rule with this deployment's exceptions (the allow-list; the per-app URLs are trusted)."""
+        extra = {} if resolver is None else {"resolver": resolver}
+        return WebhookGuard(allow=parse_allow(self.allow), trusted_urls=frozenset(self.urls_by_app.values()),
+                            **extra)
+
+    def require_signing(self) -> None:
+        """UsageError (a worker does not start) when there is no secret and unsigned webhooks were not asked for."""
+        if self.secret is None and not self.unsigned:
+            raise UsageError(
+                f"{ENV_NAMES['secret']} is not set, so webhooks would go out unsigned: set it (a whsec_<base64> "
+                f"secret, e.g. whsec_$(openssl rand -base64 24)) or set {ENV_NAMES['unsigned']}=1 to send them "
+                "without a signature")
 
     def url_for(self, app: str, webhook: str | None = None) -> str | None:
         """The URL to notify about an invocation of ``app``: its own ``webhook`` (checked), else the app's."""
@@ -94,6 +118,17 @@ class WebhookSettings:
                 values[name] = per_app(variable, raw, lambda where, url: check_url(url, where), example="app=url")
             elif name in ("secret", "public_url"):
                 values[name] = raw.strip()
+            elif name == "allow":
+                values[name] = parse_allow(raw, variable)
+            elif name == "unsigned":
+                values[name] = _flag(variable, raw)
             else:
                 values[name] = duration(variable, raw, optional=False)
         return cls(**values)
+
+
+def _flag(variable: str, raw: str) -> bool:
+    value = raw.strip().lower()
+    if value not in ("1", "true", "yes", "0", "false", "no"):
+        raise UsageError(f"{variable} must be 1 or 0 (true/false), got {raw!r}")
+    return value in ("1", "true", "yes")

@@ -7,7 +7,9 @@ on ``webhook-id``, which is the same over every retry. A failed attempt (no conn
 but 2xx and 410) is tried again after a random delay up to ``backoff_s * 2**(attempts-1)`` (capped at
 ``backoff_max_s``; "full jitter"), until ``retry_for_s`` after the transition; the last failure moves it to
 the dead-letter list (``GET /webhooks/dead-letters``), as does a 410 Gone at once (the receiver removed the
-endpoint; a redelivery from the dead letters can still send it once it is back).
+endpoint; a redelivery from the dead letters can still send it once it is back). A URL the SSRF rule refuses
+(``worker.webhook_ssrf``: checked again here, after resolving, and the checked address is the one connected
+to; redirects are never followed) goes to the dead letters at once too.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from . import webhook_outbox as outbox
 from .record import PendingCall
 from .webhook_config import WebhookSettings
 from .webhook_signing import headers, secret_key
+from .webhook_ssrf import Resolver, WebhookHostUnresolvedError, WebhookTargetRefusedError
 
 log = logging.getLogger("agentq.webhooks")
 
@@ -50,6 +53,8 @@ def payload(entry: dict, public_url: str | None = None) -> bytes:
     }
     if entry["event"] == "expired":
         data["expiredCalls"] = json.loads(entry["expired"])
+    if entry.get("audit"):  # who answered, cancelled or redelivered so far (worker.audit), oldest first
+        data["audit"] = json.loads(entry["audit"])
     at = datetime.fromtimestamp(float(entry["at"]), UTC).isoformat().replace("+00:00", "Z")
     body = {"type": f"invocation.{entry['event']}", "timestamp": at, "data": data}
     return json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode()
@@ -64,10 +69,13 @@ def backoff(settings: WebhookSettings, attempts: int) -> float:
 class WebhookDeliverer:
     """Claims due notifications and sends them; one per worker process, on its event loop."""
 
-    def __init__(self, store: Any, settings: WebhookSettings, *, batch: int = BATCH):
+    def __init__(self, store: Any, settings: WebhookSettings, *, batch: int = BATCH,
+                 resolver: Resolver | None = None):
+        """``resolver``: answers DNS for the SSRF check (default: the system's; tests stub it)."""
         self.store = store
         self.settings = settings
         self.batch = batch
+        self.guard = settings.guard(resolver)
         self._key = secret_key(settings.secret) if settings.secret else None
         self._http: httpx.AsyncClient | None = None
         self._warned_unsigned = False
@@ -110,9 +118,17 @@ class WebhookDeliverer:
             log.warning("AGENTQ_WEBHOOK_SECRET is not set: webhooks are sent without a signature")
         body = payload(entry, self.settings.public_url)
         try:
+            target = await self.guard.pin(entry["url"])
+        except WebhookHostUnresolvedError as exc:
+            return str(exc), False
+        except WebhookTargetRefusedError as exc:
+            return str(exc), True
+        sent = {**headers(self._key, entry["id"], body), "host": target.host_header}
+        sni = {"sni_hostname": target.host} if target.address is not None else {}
+        try:
             async with asyncio.timeout(self.settings.timeout_s):
-                response = await self._client().post(entry["url"], content=body,
-                                                     headers=headers(self._key, entry["id"], body))
+                response = await self._client().post(target.connect_url, content=body, headers=sent,
+                                                     extensions=sni)
         except TimeoutError:
             return f"no answer within {self.settings.timeout_s:g}s", False
         except httpx.HTTPError as exc:

@@ -64,13 +64,15 @@ def build_host(app: Any, settings: Any, apps: dict, redis_url: str, name: str, *
     from .executor import ExecutorConfig
     from .webhook_config import WebhookSettings
 
+    webhooks = webhooks or WebhookSettings.from_env()
+    webhooks.require_signing()  # a worker without a webhook secret does not start (unless asked unsigned)
     config = ExecutorConfig(worker_name=name, max_in_flight=concurrency or settings.concurrency)
     history_mb = history_cache_mb if history_cache_mb is not None else settings.history_cache_mb
     if history_mb is not None:
         config.history_cache_bytes = history_mb * 1024 * 1024
     return worker_host.WorkerHost(
         redis_url, apps, config=config, celery_app=app, wait_for_claim=(handoff or settings.handoff) == "claim",
-        retention=settings.retention, webhooks=webhooks or WebhookSettings.from_env())
+        retention=settings.retention, webhooks=webhooks)
 
 
 def _store_client(host: worker_host.WorkerHost):

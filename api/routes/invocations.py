@@ -74,18 +74,18 @@ async def enqueue(
     scope: UserScope = Depends(user_scope),
     services: Services = Depends(get_services),
     metrics: Metrics = Depends(get_metrics),
+    settings: ApiSettings = Depends(get_settings),
 ) -> EnqueueResponse:
-    """Start an invocation in the background; 202 with its id and where to follow it."""
-    invocation_id = await queue_of(services).enqueue(
-        scope.app_name,
-        scope.user_id,
-        session_id,
-        body.new_message,
-        body.state_delta,
-        run_config_dict(body),
-        park_timeout=body.park_timeout,
-        webhook=body.webhook,
-    )
+    """Start an invocation in the background; 202 with its id and where to follow it. 400 for a ``webhook``
+    the SSRF rule refuses; 429 (``Retry-After``) past a rate limit or in-flight quota (``api.rate_limits``)."""
+    if body.webhook is not None:
+        await settings.webhook_guard.check(body.webhook)
+    queue = queue_of(services)
+    invocation_id = await settings.rate_limits.admitted(
+        queue, scope.caller.principal_id, scope.app_name, scope.user_id,
+        lambda: queue.enqueue(scope.app_name, scope.user_id, session_id, body.new_message, body.state_delta,
+                              run_config_dict(body), park_timeout=body.park_timeout, webhook=body.webhook),
+        invocation_id=str)
     metrics.enqueued.inc()
     await log_if_unserved(services.queue, scope.app_name, invocation_id)
     return EnqueueResponse(

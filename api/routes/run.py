@@ -52,7 +52,12 @@ def is_user_input(event: dict[str, Any]) -> bool:
 async def _start(body: AgentRunRequest, caller: Caller, settings: ApiSettings, services: Services) -> RunStart:
     """Check the caller may touch the session, then enqueue, resume or follow (see ``api.run_start``)."""
     check_scope(settings, caller, body.app_name, body.user_id)
-    return await start_run(body, queue_of(services), services.session_service)
+    queue = queue_of(services)
+    if body.new_message is None:  # following an invocation starts nothing: no rate limit
+        return await start_run(body, queue, services.session_service)
+    return await settings.rate_limits.admitted(
+        queue, caller.principal_id, body.app_name, body.user_id,
+        lambda: start_run(body, queue, services.session_service), invocation_id=lambda start: start.invocation_id)
 
 
 @router.post("/run")

@@ -1,6 +1,8 @@
 """Webhook routes: the dead-letter list (notifications the workers gave up on) and sending one again.
 
 A dead letter shows only to a key that may see its invocation's app and user (others: as if it did not exist).
+Its ``lastError`` (a connection error says what answers at an address) shows only to operators
+(``may_see_delivery_errors``): to everyone else it is null, so the list is no port scanner.
 """
 
 from __future__ import annotations
@@ -60,6 +62,14 @@ class RedeliveryOut(WireModel):
     status: str = "queued"
 
 
+def may_see_delivery_errors(caller: Caller) -> bool:
+    """True when ``caller`` may read why deliveries failed: the ``operate`` role's privilege.
+
+    Until roles exist on ``Caller``, an operator is auth off (loopback) or a key that reaches every user and app.
+    """
+    return caller.grant is None or caller.grant.reaches_everything
+
+
 def _visible(entry: dict, settings: ApiSettings, caller: Caller) -> bool:
     return (not settings.app_names or entry["app"] in settings.app_names) and caller.allows(entry["app"],
                                                                                           entry["user"])
@@ -79,6 +89,8 @@ async def dead_letters(
         raise UsageError(f"pageToken {page_token!r} was not handed out by this API")
     entries, next_token = await letters.page(limit=limit, after=page_token)
     visible = [DeadLetterOut.from_entry(entry) for entry in entries if _visible(entry, settings, caller)]
+    if not may_see_delivery_errors(caller):
+        visible = [letter.model_copy(update={"last_error": None}) for letter in visible]
     return DeadLetterPage(dead_letters=visible, next_page_token=next_token)
 
 

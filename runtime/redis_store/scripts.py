@@ -42,6 +42,9 @@ WEBHOOK_RETRY = LuaScript("webhooks/retry")
 WEBHOOK_DEAD = LuaScript("webhooks/dead")
 WEBHOOK_REDELIVER = LuaScript("webhooks/redeliver")
 
+# Enqueue rate limits and in-flight quotas (api.rate_limits).
+RATE_ADMIT = LuaScript("rate/admit")
+
 # Paged reads (worker.listing, worker.inbox).
 SESSION_IDS = LuaScript("listings/session_ids")
 PARKED_PAGE = LuaScript("listings/parked_page")
@@ -52,6 +55,6 @@ ALL = {script.name: script for script in (
     ENQUEUE, ACQUIRE, HEARTBEAT, HEARTBEAT_MANY, ADD_PENDING, CONSUME, SETTLE, RESPOND, CANCEL, RELEASE,
     DELETE_SESSION, JOURNAL_BEGIN,
     WEBHOOK_CLAIM, WEBHOOK_DELIVERED, WEBHOOK_RETRY, WEBHOOK_DEAD, WEBHOOK_REDELIVER,
-    SESSION_IDS, PARKED_PAGE, PARKED_FINGERPRINT,
+    SESSION_IDS, PARKED_PAGE, PARKED_FINGERPRINT, RATE_ADMIT,
 )}
 """Every script by its file name (a test checks each ``.lua`` file is here and loads)."""

@@ -26,6 +26,10 @@ from .invocations import (
     user_invocations,
     user_parked,
 )
+from .rate_limits import (
+    rate_bucket,
+    rate_inflight,
+)
 from .sessions import (
     app_state,
     app_users,
@@ -97,4 +101,6 @@ __all__ = [
     "webhook_dead",
     "webhook_dead_entries",
     "webhook_stats",
+    "rate_bucket",
+    "rate_inflight",
 ]
