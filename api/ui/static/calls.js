@@ -68,10 +68,26 @@ function input(pending, send) {
 }
 
 function longRunning(pending, send) {
+  // The tool may declare its answer (answer_schema, quick_answers): then one click, or a form, never JSON.
+  const quick = quickAnswers(pending.quickAnswers || [], send);
+  const form = schemaForm(pending.answerSchema);
+  const declared = Boolean(quick || form);
   return h("div", { class: "ask" },
     h("p", {}, h("code", { class: "tool" }, pending.name), " is waiting for its result. Arguments:"),
     argsTable(pending.args),
-    rawFallback(send, true));
+    quick,
+    form ? answerForm(form, quick ? "Send this answer" : "Send answer", send) : null,
+    declared ? null : rawFallback(send, true));
+}
+
+/** One button per declared quick answer; a click sends its response as it is. */
+function quickAnswers(answers, send) {
+  if (!answers.length) return null;
+  const buttons = answers.map(({ label }) => h("button", { class: "quick", type: "button" }, label));
+  answers.forEach(({ label, response }, i) => {
+    buttons[i].addEventListener("click", () => send(response, label, buttons));
+  });
+  return h("div", { class: "buttons quick-answers" }, buttons);
 }
 
 function answerForm(form, label, send) {

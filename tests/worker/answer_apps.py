@@ -1,0 +1,46 @@
+"""An app whose long-running tool declares its answer (answer_schema, quick_answers): the worker carries the
+shape to the pending call, /ui renders it as buttons and a form, and the server refuses answers that do not match.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from google.genai import types
+from pydantic import BaseModel, Field
+
+from runtime.agents import LlmAgent
+from runtime.apps import App
+from runtime.models import LlmRequest, ScriptedLlm
+from runtime.tools import LongRunningFunctionTool
+
+
+class Decision(BaseModel):
+    """How the invoice is decided."""
+
+    status: Literal["approved", "rejected"]
+    note: str | None = Field(default=None, max_length=200)
+
+
+def review_invoice(invoice: str, amount: int) -> None:
+    """Send an invoice to a person for review (None: nothing now, the invocation waits for the answer)."""
+    return None
+
+
+review_tool = LongRunningFunctionTool(review_invoice, answer_schema=Decision, quick_answers={
+    "Approve": {"status": "approved"},
+    "Reject": {"status": "rejected", "note": "rejected with one click"},
+})
+
+
+def _turn(request: LlmRequest):
+    answers = [p.function_response for c in request.contents for p in c.parts or ()
+               if p.function_response and p.function_response.name == "review_invoice"]
+    if not answers:
+        return types.FunctionCall(name="review_invoice", args={"invoice": "INV-7", "amount": 1200})
+    answer = answers[-1].response
+    return f"Invoice INV-7 {answer['status']}" + (f" ({answer['note']})" if answer.get("note") else "") + "."
+
+
+invoice_app = App(name="invoices", root_agent=LlmAgent(
+    name="clerk", model=ScriptedLlm(responder=_turn), tools=[review_tool]))
