@@ -12,6 +12,7 @@ from runtime.errors import AppNotFoundError, NotFoundError
 from runtime.sessions import BaseSessionService
 
 from .auth import Caller, resolve_caller
+from .roles import check_route_roles
 from .settings import ApiSettings
 
 
@@ -36,8 +37,12 @@ async def get_services(request: Request) -> Services:
 
 
 async def get_caller(request: Request) -> Caller:
-    """The authenticated caller (401 without a valid key; loopback-only when no keys are configured)."""
-    return resolve_caller(request, request.app.state.settings.keys)
+    """The authenticated caller (401 without a valid key or token; loopback-only when no auth is configured),
+    refused with 403 when its roles do not include one the route needs (``api.roles``)."""
+    settings = request.app.state.settings
+    caller = resolve_caller(request, settings.keys, settings.oidc)
+    check_route_roles(caller, request)
+    return caller
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -53,9 +53,9 @@ def address_class(address: IPAddress) -> str | None:
         address = address.ipv4_mapped  # ::ffff:127.0.0.1 is 127.0.0.1
     checks = (("metadata", address in METADATA), ("loopback", address.is_loopback),
               ("unspecified", address.is_unspecified), ("link-local", address.is_link_local),
-              ("multicast", address.is_multicast),
+              ("multicast", address.is_multicast), ("reserved", address.is_reserved),
               ("private", address.is_private or (address.version == 4 and address in SHARED)),
-              ("reserved", address.is_reserved or not address.is_global))
+              ("reserved", not address.is_global))  # documentation, benchmarking and other special ranges
     return next((name for name, hit in checks if hit), None)
 
 
