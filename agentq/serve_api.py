@@ -94,7 +94,7 @@ def build(args: argparse.Namespace, redis_url: str):
     from api.http_limits import ConnectionLimits
     from api.rate_limits import RateLimits
     from api.services import redis_services
-    from api.settings import load_keys, parse_cors_origins
+    from api.settings import load_approval_policy, load_keys, load_oidc, parse_cors_origins
     from api.web_edge import EdgeSettings
     from worker.retention import RetentionPolicy
     from worker.webhook_config import WebhookSettings
@@ -110,6 +110,8 @@ def build(args: argparse.Namespace, redis_url: str):
         connection=ConnectionLimits.from_env(),
         rate_limits=RateLimits.from_env(),
         webhook_guard=(webhooks := WebhookSettings.from_env()).guard(),
+        oidc=load_oidc(os.environ),
+        approval=load_approval_policy(os.environ),
     )
     retention = getattr(args, "retention", None) or RetentionPolicy.from_env()
     backed = redis_services(redis_url, retention=retention, webhooks=webhooks)

@@ -21,6 +21,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .auth import resolve_caller
 from .deps import check_scope
+from .roles import route_rule
 from .routes import run
 from .routes.run import start_run_sse
 from .schemas import AgentRunRequest
@@ -61,10 +62,14 @@ class RunSseFastLane:
             return None
         settings = self.api.state.settings
         try:
-            caller = resolve_caller(Request(scope), settings.keys)
+            caller = resolve_caller(Request(scope), settings.keys, settings.oidc)
+            if not caller.has_any(route_rule("POST", PATH)):
+                return None
             # Parsed then validated as Python data, as FastAPI does (pydantic's JSON mode differs in corners).
             body = AgentRunRequest.model_validate(json.loads(raw))
             check_scope(settings, caller, body.app_name, body.user_id)
+            if any(part.function_response for part in (body.new_message.parts or [])):
+                return None  # an answer to a parked call: the route applies the approval policy
         except Exception:  # refused, malformed or odd in any way: the route gives its own answer
             return None
         return caller, body

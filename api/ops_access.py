@@ -38,7 +38,8 @@ class OpsRouteGuard:
         route = self.paths.get(scope["path"]) if scope["type"] == "http" else None
         if route is not None:
             try:
-                check_ops_route(Request(scope), self.settings.keys, self.settings.public_routes, route)
+                check_ops_route(Request(scope), self.settings.keys, self.settings.public_routes, route,
+                                self.settings.oidc)
             except UsageError as exc:
                 await error_response(exc)(scope, receive, send)
                 return

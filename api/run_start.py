@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,8 +33,11 @@ class RunStart:
     """Nothing will run (a parked or settled invocation named without a message): answer at once, empty."""
 
 
-async def start_run(body: AgentRunRequest, queue: Any, session_service: Any) -> RunStart:
-    """Enqueue, resume or follow, as the module docstring says."""
+async def start_run(body: AgentRunRequest, queue: Any, session_service: Any, *, principal: str | None = None,
+                    respond: Callable[[str, list[dict]], Awaitable[bool]] | None = None) -> RunStart:
+    """Enqueue, resume or follow, as the module docstring says. ``principal`` is recorded as who enqueued;
+    ``respond(owner, responses)`` stores answers under the approval rules (``api.answering``) and says whether
+    the invocation resumed (False: an approval below its quorum was recorded; nothing runs yet)."""
     if body.new_message is None:
         return await _follow(body, queue)
     parts = body.new_message.parts or []
@@ -43,14 +47,18 @@ async def start_run(body: AgentRunRequest, queue: Any, session_service: Any) -> 
         if owner is not None:
             after = await queue.stream_position(owner)
             responses = [answer.model_dump(mode="json", exclude_none=True) for answer in answers]
-            await queue.respond(owner, responses)  # CallNotPendingError (409) before anything is stored
+            if respond is None:
+                await queue.respond(owner, responses)  # CallNotPendingError (409) before anything is stored
+            elif not await respond(owner, responses):
+                return RunStart(invocation_id=owner, after=after, idle=True)
             return RunStart(invocation_id=owner, after=after)
     if body.invocation_id is not None:
         raise UsageError("invocationId goes with a newMessage of FunctionResponses answering that invocation's "
                          "calls (or with no newMessage, to follow it); a new invocation gets its own id")
     run_config = {"streaming_mode": "sse"} if body.streaming else None
+    by = {"principal": principal} if principal is not None else {}
     invocation_id = await queue.enqueue(
-        body.app_name, body.user_id, body.session_id, body.new_message, body.state_delta, run_config
+        body.app_name, body.user_id, body.session_id, body.new_message, body.state_delta, run_config, **by
     )
     return RunStart(invocation_id=invocation_id)
 

@@ -167,6 +167,10 @@ class PendingCallOut(WireModel):
     """A ``long_running`` call's declared answer shape (its tool's ``answer_schema``; checked by the server)."""
     quick_answers: list[dict[str, Any]] | None = None
     """A ``long_running`` call's one-click answers: ``[{"label", "response"}]`` (its tool's ``quick_answers``)."""
+    approvals: list[str] = Field(default_factory=list)
+    """The principals that approved this confirmation so far, while it waits for a quorum."""
+    answerable: bool | None = None
+    """False when the approval rules keep the caller from answering it (the /ui shows no buttons then)."""
 
     @classmethod
     def from_pending(cls, call: Any) -> PendingCallOut:
@@ -218,7 +222,9 @@ class InvocationOut(WireModel):
             user_id=record.user_id,
             session_id=record.session_id,
             status=record.status,
-            pending_calls=[PendingCallOut.from_pending(c) for c in record.pending_calls],
+            pending_calls=[PendingCallOut.from_pending(c).model_copy(
+                update={"approvals": list(getattr(record, "approvals", {}).get(c.id, []))})
+                for c in record.pending_calls],
             error=InvocationErrorOut(type=record.error.type, message=record.error.message) if record.error else None,
             cancel_reason=record.cancel_reason,
             attempts=record.attempts,

@@ -5,12 +5,15 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from runtime.errors import UsageError
 from worker.webhook_ssrf import WebhookGuard
 
+from .approval_policy import ApprovalPolicies
 from .auth import DEFAULT_PUBLIC_ROUTES, KeyGrant, parse_keys
 from .http_limits import ConnectionLimits
+from .oidc import OidcVerifier
 from .rate_limits import RateLimits
 
 DEFAULT_MAX_BODY_BYTES = 1_000_000
@@ -24,7 +27,14 @@ class ApiSettings:
     """The apps /list-apps shows and the routes accept; an unknown app name is a 404."""
 
     keys: dict[str, KeyGrant] = field(default_factory=dict)
-    """Bearer key -> what it may touch. Empty: no auth, loopback clients only."""
+    """Bearer key (or a named key's name) -> what it may touch and do. Empty, and no ``oidc``: no auth,
+    loopback clients only."""
+
+    oidc: OidcVerifier | None = None
+    """Verifies OIDC/JWT bearer tokens (``AGENTQ_OIDC_*``); None: tokens are not accepted."""
+
+    approval: ApprovalPolicies = field(default_factory=ApprovalPolicies)
+    """Who may answer which app's and tool's calls (``AGENTQ_APPROVAL_POLICY``; ``api.approval_policy``)."""
 
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     """Requests with a larger body get 413 before any of it is parsed."""
@@ -59,8 +69,8 @@ class ApiSettings:
 
     @property
     def auth_enabled(self) -> bool:
-        """True when bearer keys are configured; otherwise only loopback clients are served."""
-        return bool(self.keys)
+        """True when bearer keys or OIDC tokens are configured; otherwise only loopback clients are served."""
+        return bool(self.keys) or self.oidc is not None
 
 
 def load_keys(*, keys_json: str | None = None, keys_file: str | None = None) -> dict[str, KeyGrant]:
@@ -93,3 +103,23 @@ def parse_cors_origins(value: str) -> list[str]:
         if origin != "*" and not (origin.startswith(("http://", "https://")) and "/" not in origin.split("://")[1]):
             raise UsageError(f"AGENTQ_CORS_ORIGINS: {origin!r} is not '*' or an origin like 'https://host:8080'")
     return origins
+
+
+def load_oidc(env: dict[str, str] | Any) -> OidcVerifier | None:
+    """The OIDC token verifier from ``AGENTQ_OIDC_*`` (``api.oidc.OidcSettings.from_env``), or None."""
+    from .oidc import OidcSettings
+
+    oidc = OidcSettings.from_env(dict(env))
+    return OidcVerifier(oidc) if oidc is not None else None
+
+
+def load_approval_policy(env: dict[str, str] | Any) -> ApprovalPolicies:
+    """The approval rules from ``AGENTQ_APPROVAL_POLICY`` (JSON) or ``AGENTQ_APPROVAL_POLICY_FILE``."""
+    if env.get("AGENTQ_APPROVAL_POLICY"):
+        return ApprovalPolicies.parse(env["AGENTQ_APPROVAL_POLICY"])
+    if env.get("AGENTQ_APPROVAL_POLICY_FILE"):
+        path = Path(env["AGENTQ_APPROVAL_POLICY_FILE"])
+        if not path.is_file():
+            raise UsageError(f"approval policy file {str(path)!r} does not exist")
+        return ApprovalPolicies.parse(path.read_text(), f"approval policy file {str(path)!r}")
+    return ApprovalPolicies()

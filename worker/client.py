@@ -145,6 +145,7 @@ class AgentqClient:
         time_limit: float | None = None,
         park_timeout: float | None = None,
         webhook: str | None = None,
+        principal: str | None = None,
     ) -> str:
         """Record a new invocation as ``queued`` behind the session's earlier ones, send its run job; its id.
 
@@ -153,13 +154,21 @@ class AgentqClient:
         before it is answered with an expiry error (default: the retention policy's ``park_timeout_s``).
         ``webhook`` (an http(s) URL) is POSTed a signed notification when the invocation parks, completes,
         fails, is cancelled or a pending call expires (default: the app's URL in ``webhooks``, else none).
+        ``principal`` (the API's caller) is recorded as who enqueued it, for the approval rules.
         Raises SessionNotFoundError, InvalidMessageError, UsageError (a webhook that is not an http(s) URL).
         """
         self._writes("enqueue")
         return await self._store.enqueue(
             app_name, user_id, session_id, new_message, state_delta, run_config,
-            time_limit=time_limit, park_timeout=park_timeout, webhook=webhook,
+            time_limit=time_limit, park_timeout=park_timeout, webhook=webhook, principal=principal,
         )
+
+    async def add_approval(self, invocation_id: str, call_id: str, principal: str) -> list[str] | None:
+        """Record ``principal``'s approval of a parked confirmation that needs several approvers, without
+        answering it; the approvers so far (None: that principal had approved it already). Answer it with
+        ``approve`` once enough have. Raises InvocationNotFoundError, CallNotPendingError."""
+        self._writes("add_approval")
+        return await self._store.add_approval(invocation_id, call_id, principal)
 
     async def get(self, invocation_id: str) -> InvocationRecord:
         """The invocation's record (status, pending calls, error). Raises InvocationNotFoundError."""

@@ -14,7 +14,7 @@ from .record import InvocationRecord, PendingCall
 _JSON_FIELDS = ("new_message", "state_delta", "run_config", "error")
 _FLOAT_FIELDS = ("time_limit", "park_timeout", "created_at", "updated_at", "finished_at")
 _STR_FIELDS = ("id", "app_name", "user_id", "session_id", "status", "cancel_reason", "worker", "first_entry",
-               "webhook")
+               "webhook", "enqueued_by")
 
 
 def dumps(value: Any) -> str:
@@ -59,6 +59,8 @@ def decode_record(fields: dict[str, str]) -> InvocationRecord:
             values[name] = float(raw)
         elif name == "attempts":
             values[name] = int(raw)
+        elif name.startswith("a:"):  # approvals so far of a confirmation waiting for a quorum (add_approval)
+            values.setdefault("approvals", {})[name[2:]] = json.loads(raw)
         elif name in _STR_FIELDS:
             values[name] = raw
     values["pending_calls"] = [PendingCall(**call) for _, call in sorted(pending, key=lambda item: item[0])]

@@ -84,6 +84,11 @@ class InvocationRecord(_Wire):
     """The URL notified when it parks, completes, fails, is cancelled or a pending call expires (worker.webhooks)."""
     error: InvocationError | None = None
     cancel_reason: str | None = None
+    enqueued_by: str | None = None
+    """The principal that enqueued it (None: a backend through the client, or loopback with auth off); the
+    approval rules keep it from answering its own confirmations (api.approval_policy)."""
+    approvals: dict[str, list[str]] = Field(default_factory=dict)
+    """Confirmation call id -> the principals that approved it so far, while it waits for a quorum."""
     worker: str | None = None
     first_entry: str | None = None
     """The stream entry id of its first status entry: where `events()` starts reading."""

@@ -22,7 +22,7 @@ from runtime.redis_store import keys
 from runtime.redis_store.connection import LoopClients
 from runtime.redis_store.mux import queue_command
 from runtime.redis_store.replication import wait_for_replicas
-from runtime.redis_store.scripts import CANCEL, ENQUEUE, RESPOND
+from runtime.redis_store.scripts import ADD_APPROVAL, CANCEL, ENQUEUE, RESPOND
 from runtime.redis_store.session_layout import lifecycle_keys
 from runtime.redis_store.streams import trim_args
 
@@ -196,7 +196,7 @@ class InvocationStore:
     async def enqueue(
         self, app: str, user: str, session_id: str, new_message: Any, state_delta: dict | None,
         run_config: Any, *, time_limit: float | None = None, park_timeout: float | None = None,
-        webhook: str | None = None,
+        webhook: str | None = None, principal: str | None = None,
     ) -> str:
         """Store a queued record behind the session's queue, publish its status, send its run job.
 
@@ -212,7 +212,7 @@ class InvocationStore:
             id=new_invocation_id(), app_name=app, user_id=user, session_id=session_id,
             new_message=to_content(new_message), state_delta=state_delta or None,
             run_config=run_config_dict(run_config), time_limit=time_limit, park_timeout=park_timeout,
-            webhook=webhook,
+            webhook=webhook, enqueued_by=principal,
         )
         where = Where(app=app, user=user, session=session_id)
         shard = self.shard(where)
@@ -298,6 +298,18 @@ class InvocationStore:
         if outcome == "queued":
             await self.dispatcher.send(invocation_id, self.where_args(invocation_id))
         return decode_record(pairs(reply[2]))
+
+    async def add_approval(self, invocation_id: str, call_id: str, principal: str) -> list[str] | None:
+        """Record ``principal``'s approval of pending confirmation ``call_id``; the approvers so far, or None
+        when that principal had approved it already. Raises InvocationNotFoundError, CallNotPendingError."""
+        where = await self.locate(invocation_id)
+        reply = await ADD_APPROVAL(self.mux, record=self.record_key(invocation_id, where), call_id=call_id,
+                                   principal=principal)
+        if reply[0] == "gone":
+            raise InvocationNotFoundError(f"invocation {invocation_id!r} does not exist")
+        if reply[0] == "not_pending":
+            raise CallNotPendingError(f"function call {call_id!r} is not pending on invocation {invocation_id!r}")
+        return None if reply[0] == "duplicate" else json.loads(reply[1])
 
     async def cancel(self, invocation_id: str, reason: str) -> InvocationRecord:
         """Cancel unless already final; a running invocation is fenced out of its next commit."""

@@ -16,6 +16,7 @@ from typing import Any
 
 from fastapi import APIRouter, Depends, Query
 
+from ..approval_policy import mark_answerable
 from ..auth import WILDCARD, Caller
 from ..deps import Services, get_caller, get_services, get_settings
 from ..event_stream import EventStreamResponse
@@ -31,7 +32,8 @@ CHANGE_CHECK_S = 1.0
 
 
 class InboxPage(WireModel):
-    """A page of the inbox; ``total`` counts every parked invocation the filters and the key let through."""
+    """A page of the inbox: the parked invocations the caller may answer (approval rules); ``total`` counts
+    every parked invocation the filters and the key let through, answerable by this caller or not."""
 
     invocations: list[InvocationOut]
     next_page_token: str | None = None
@@ -69,7 +71,10 @@ async def get_inbox(
     """Parked invocations (waiting on a person) of every app and user the key may see, newest first."""
     pairs = await visible_pairs(services, settings, caller, app, user)
     page, total = await services.queue.inbox.parked_page(pairs, page_size=limit, page_token=page_token)
-    return InboxPage(invocations=[InvocationOut.from_record(record) for record in page.items],
+    views = [mark_answerable(InvocationOut.from_record(record), record, caller, settings.approval)
+             for record in page.items]
+    # Only what the caller may answer (approval rules): a page may hold fewer than ``limit``.
+    return InboxPage(invocations=[view for view in views if any(call.answerable for call in view.pending_calls)],
                      next_page_token=page.next_page_token, total=total)
 
 

@@ -10,7 +10,9 @@ from runtime.errors import InvocationNotFoundError, RetryableError
 from runtime.sessions import GetSessionConfig
 from runtime.statuses import InvocationStatus
 
-from ..auth import Caller
+from ..answering import answer
+from ..approval_policy import mark_answerable
+from ..auth import Caller, principal_of
 from ..deps import Services, UserScope, get_caller, get_services, get_settings, user_scope
 from ..metrics import Metrics, get_metrics
 from ..schemas import (
@@ -84,7 +86,8 @@ async def enqueue(
     invocation_id = await settings.rate_limits.admitted(
         queue, scope.caller.principal_id, scope.app_name, scope.user_id,
         lambda: queue.enqueue(scope.app_name, scope.user_id, session_id, body.new_message, body.state_delta,
-                              run_config_dict(body), park_timeout=body.park_timeout, webhook=body.webhook),
+                              run_config_dict(body), park_timeout=body.park_timeout, webhook=body.webhook,
+                              principal=principal_of(scope.caller)),
         invocation_id=str)
     metrics.enqueued.inc()
     await log_if_unserved(services.queue, scope.app_name, invocation_id)
@@ -105,7 +108,7 @@ async def get_invocation(
     """Where the invocation stands: status, pending long-running calls (id, name, args), error; ``notice``
     when it is queued and no alive worker serves its app."""
     record = await visible_record(services, settings, caller, invocation_id)
-    view = InvocationOut.from_record(record)
+    view = mark_answerable(InvocationOut.from_record(record), record, caller, settings.approval)
     view.notice = await waiting_notice(services.queue, record.app_name, record.status)
     return view
 
@@ -136,10 +139,14 @@ async def function_responses(
     services: Services = Depends(get_services),
     metrics: Metrics = Depends(get_metrics),
 ) -> InvocationOut:
-    """Answer pending long-running calls; 202 and the invocation is ``queued`` again. 409: call not pending."""
-    await visible_record(services, settings, caller, invocation_id)
+    """Answer pending long-running calls; 202 and the invocation is ``queued`` again. 409: call not pending.
+    403 naming the approval rule that keeps the caller from answering (``api.approval_policy``); an approval
+    below its confirmation's quorum is recorded and the invocation stays ``parked``."""
+    current = await visible_record(services, settings, caller, invocation_id)
     responses = [item.model_dump(exclude_none=True) for item in body.function_responses]
-    record = await queue_of(services).respond(invocation_id, responses)
+    queue = queue_of(services)
+    record, _ = await answer(queue, settings.approval, caller, current, responses,
+                             lambda accepted: queue.respond(invocation_id, accepted))
     metrics.responded.inc()
     return InvocationOut.from_record(record)
 

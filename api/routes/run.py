@@ -12,10 +12,12 @@ from fastapi import APIRouter, Depends
 
 from runtime.errors import RunError
 
-from ..auth import Caller
+from ..answering import answer
+from ..auth import Caller, MissingRoleError, principal_of
 from ..deps import Services, check_scope, get_caller, get_services, get_settings
 from ..event_stream import EventStreamResponse
 from ..metrics import Metrics, get_metrics
+from ..roles import ANSWER
 from ..run_start import RunStart, start_run
 from ..schemas import AgentRunRequest
 from ..settings import ApiSettings
@@ -57,7 +59,25 @@ async def _start(body: AgentRunRequest, caller: Caller, settings: ApiSettings, s
         return await start_run(body, queue, services.session_service)
     return await settings.rate_limits.admitted(
         queue, caller.principal_id, body.app_name, body.user_id,
-        lambda: start_run(body, queue, services.session_service), invocation_id=lambda start: start.invocation_id)
+        lambda: start_run(body, queue, services.session_service, principal=principal_of(caller),
+                          respond=answering(queue, settings, caller)),
+        invocation_id=lambda start: start.invocation_id)
+
+
+def answering(queue: Any, settings: ApiSettings, caller: Caller):
+    """How a message of FunctionResponses is stored: as ``/function-responses`` does (the ``answer`` role,
+    then the approval rules); True when the invocation resumed."""
+
+    async def respond(owner: str, responses: list[dict]) -> bool:
+        if not caller.has_any(ANSWER):
+            raise MissingRoleError(f"answering a parked call needs role 'answer'; principal "
+                                   f"{caller.principal_id!r} has roles {list(caller.roles)!r}")
+        record = await queue.get(owner)
+        _, stored = await answer(queue, settings.approval, caller, record, responses,
+                                 lambda accepted: queue.respond(owner, accepted))
+        return stored
+
+    return respond
 
 
 @router.post("/run")

@@ -34,6 +34,7 @@ CANCEL = LuaScript("invocations/cancel")
 RELEASE = LuaScript("invocations/release")
 DELETE_SESSION = LuaScript("invocations/delete_session")
 JOURNAL_BEGIN = LuaScript("invocations/journal_begin")
+ADD_APPROVAL = LuaScript("invocations/add_approval")
 
 # The webhook outbox (worker.webhook_outbox); notifications are added by the status scripts' ``notify``.
 WEBHOOK_CLAIM = LuaScript("webhooks/claim")
@@ -53,7 +54,7 @@ PARKED_FINGERPRINT = LuaScript("listings/parked_fingerprint")
 ALL = {script.name: script for script in (
     CREATE_SESSION, COMMIT_EVENT, READ_SESSION, READ_SESSION_SINCE, PUBLISH_ENTRY,
     ENQUEUE, ACQUIRE, HEARTBEAT, HEARTBEAT_MANY, ADD_PENDING, CONSUME, SETTLE, RESPOND, CANCEL, RELEASE,
-    DELETE_SESSION, JOURNAL_BEGIN,
+    DELETE_SESSION, JOURNAL_BEGIN, ADD_APPROVAL,
     WEBHOOK_CLAIM, WEBHOOK_DELIVERED, WEBHOOK_RETRY, WEBHOOK_DEAD, WEBHOOK_REDELIVER,
     SESSION_IDS, PARKED_PAGE, PARKED_FINGERPRINT, RATE_ADMIT,
 )}
