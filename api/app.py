@@ -18,7 +18,20 @@ from .fast_lane import RunSseFastLane
 from .limits import BodyLimits
 from .metrics import Metrics, RequestMetrics, StatsProvider
 from .ops_access import OpsRouteGuard, ops_paths
-from .routes import adk_dev, artifacts, inbox, invocations, me, ops, overview, run, sessions, streams, webhooks
+from .routes import (
+    adk_dev,
+    artifacts,
+    audit,
+    inbox,
+    invocations,
+    me,
+    ops,
+    overview,
+    run,
+    sessions,
+    streams,
+    webhooks,
+)
 from .routes.dev_ui import mount_dev_ui
 from .routes.ui import mount_ui
 from .settings import ApiSettings
@@ -78,7 +91,7 @@ def create_app(
     app.state.metrics = Metrics()
     app.state.stats_provider = stats_provider
     install_error_handlers(app)
-    for module in (ops, me, sessions, artifacts, invocations, streams, run, inbox, overview, webhooks):
+    for module in (ops, me, sessions, artifacts, invocations, audit, streams, run, inbox, overview, webhooks):
         app.include_router(module.router)
     app.include_router(adk_dev.router)  # last: its /dev/{path} catch-all answers unserved ADK features 404
     mount_ui(app)

@@ -117,11 +117,13 @@ def check_message(message: types.Content | None) -> list[types.FunctionResponse]
 
 
 def user_message_event(
-    invocation_id: str, message: types.Content, state_delta: dict | None, branch: str | None = None
+    invocation_id: str, message: types.Content, state_delta: dict | None, branch: str | None = None,
+    custom_metadata: dict | None = None,
 ) -> Event:
     """The event that records a user's message (with the state delta sent along), as the Runner commits it."""
     actions = EventActions(state_delta=dict(state_delta)) if state_delta else EventActions()
-    return Event(invocation_id=invocation_id, author="user", content=message, branch=branch, actions=actions)
+    return Event(invocation_id=invocation_id, author="user", content=message, branch=branch, actions=actions,
+                 custom_metadata=dict(custom_metadata) if custom_metadata else None)
 
 
 def already_committed(message: types.Content, prior: list[Event], is_response: bool) -> bool:

@@ -139,8 +139,12 @@ class Runner:
         invocation_id: str | None = None,
         state_delta: dict[str, Any] | None = None,
         run_config: RunConfig | None = None,
+        message_metadata: dict[str, Any] | None = None,
     ) -> AsyncGenerator[Event, None]:
         """Run one invocation and yield its events.
+
+        ``message_metadata`` (an agentq addition) is the ``custom_metadata`` of the event that records
+        ``new_message`` (the worker names there who answered each function response).
 
         - A text message (or no message and no ``invocation_id``: the agent runs on the history as it is)
           starts a new invocation (``invocation_id`` may name it) with the agent that last
@@ -206,7 +210,8 @@ class Runner:
             confirmation.check_answers(session.events, responses)
             message = await self._user_message(ctx, new_message, prior, responses)
             if message is not None:
-                await self._commit(ctx, user_message_event(ctx.invocation_id, message, state_delta, branch))
+                await self._commit(ctx, user_message_event(ctx.invocation_id, message, state_delta, branch,
+                                                           message_metadata))
         elif new_message is None and state_delta:
             await self._commit(ctx, Event(invocation_id=ctx.invocation_id, author="user",
                                           actions=EventActions(state_delta=dict(state_delta))))

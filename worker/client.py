@@ -22,6 +22,7 @@ from runtime.events.tool_confirmation import REQUEST_CONFIRMATION_FUNCTION_CALL_
 from runtime.statuses import InvocationStatus
 
 from . import follow as reading
+from .audit import AuditEntry, app_audit_page, cli_actor
 from .listing import Page
 from .record import InvocationRecord, only_confirmation
 from .retention import RetentionPolicy
@@ -201,43 +202,63 @@ class AgentqClient:
             yield entry
 
     async def respond(
-        self, invocation_id: str, function_responses: list[FunctionResponseLike]
+        self, invocation_id: str, function_responses: list[FunctionResponseLike], *, actor: dict | None = None
     ) -> InvocationRecord:
         """Answer pending long-running calls; the invocation is ``queued`` again when this returns.
 
         Each response is validated against the pending calls (id must be pending and, unless an earlier
         response had ``will_continue``, not answered already) and stored on the record before the resume job
-        is sent. Raises InvocationNotFoundError, CallNotPendingError (nothing stored), UsageError.
+        is sent. ``actor`` (``{"principal": ..., "client": ...}``) is recorded as who answered (worker.audit;
+        default ``cli:<os user>``); a response carrying ``agentq:answered_by`` itself is refused.
+        Raises InvocationNotFoundError, CallNotPendingError (nothing stored), UsageError.
         """
         self._writes("respond")
-        return await self._store.respond(invocation_id, function_responses)
+        return await self._store.respond(invocation_id, function_responses, actor=actor or cli_actor())
 
-    async def approve(self, invocation_id: str, call_id: str | None = None, payload: Any = None) -> InvocationRecord:
+    async def approve(self, invocation_id: str, call_id: str | None = None, payload: Any = None, *,
+                      actor: dict | None = None) -> InvocationRecord:
         """Confirm a pending tool confirmation (``call_id``: the ``adk_request_confirmation`` call's id; may be
         left out when exactly one confirmation is pending). The held tool runs once when the invocation resumes.
-        Raises InvocationNotFoundError, CallNotPendingError (answered already), UsageError."""
-        return await self._confirm(invocation_id, call_id, True, payload)
+        ``actor``: as for ``respond``. Raises InvocationNotFoundError, CallNotPendingError (answered already),
+        UsageError."""
+        return await self._confirm(invocation_id, call_id, True, payload, actor)
 
-    async def reject(self, invocation_id: str, call_id: str | None = None, payload: Any = None) -> InvocationRecord:
+    async def reject(self, invocation_id: str, call_id: str | None = None, payload: Any = None, *,
+                     actor: dict | None = None) -> InvocationRecord:
         """Refuse a pending tool confirmation: the held tool never runs, the model is told it was rejected."""
-        return await self._confirm(invocation_id, call_id, False, payload)
+        return await self._confirm(invocation_id, call_id, False, payload, actor)
 
-    async def _confirm(self, invocation_id: str, call_id: str | None, confirmed: bool, payload: Any):
+    async def _confirm(self, invocation_id: str, call_id: str | None, confirmed: bool, payload: Any,
+                       actor: dict | None = None):
         self._writes("approve" if confirmed else "reject")
         if call_id is None:
             record = await self._store.get(invocation_id)
             call_id = only_confirmation(record).id
         answer = {"confirmed": confirmed} if payload is None else {"confirmed": confirmed, "payload": payload}
         return await self.respond(invocation_id, [
-            {"id": call_id, "name": REQUEST_CONFIRMATION_FUNCTION_CALL_NAME, "response": answer}])
+            {"id": call_id, "name": REQUEST_CONFIRMATION_FUNCTION_CALL_NAME, "response": answer}], actor=actor)
 
-    async def cancel(self, invocation_id: str, reason: str = "cancelled by client") -> InvocationRecord:
+    async def cancel(self, invocation_id: str, reason: str = "cancelled by client", *,
+                     actor: dict | None = None) -> InvocationRecord:
         """Cancel a queued, running or parked invocation; a running one stops before its next commit.
 
-        Raises InvocationNotFoundError, InvalidTransitionError (already completed, failed or cancelled).
+        ``actor`` is recorded as who cancelled (as for ``respond``; default ``cli:<os user>``); the AgentTool
+        child sessions it made are deleted. Raises InvocationNotFoundError, InvalidTransitionError (already
+        completed, failed or cancelled).
         """
         self._writes("cancel")
-        return await self._store.cancel(invocation_id, reason)
+        return await self._store.cancel(invocation_id, reason, actor=actor or cli_actor())
+
+    async def audit(self, invocation_id: str) -> list[AuditEntry]:
+        """Who answered, cancelled or redelivered for the invocation, oldest first. Raises InvocationNotFoundError."""
+        return (await self._store.get(invocation_id)).audit
+
+    async def app_audit_page(self, app_name: str, *, allows: Any = None, page_size: int = 100,
+                             page_token: str | None = None) -> Page[dict[str, Any]]:
+        """A page of the app's audited invocations with their entries, newest first (worker.audit);
+        ``allows(app, user)`` keeps only the users a caller may see (default: all)."""
+        return await app_audit_page(self._store, app_name, allows=allows or (lambda app, user: True),
+                                    page_size=page_size, page_token=page_token)
 
     async def wait(self, invocation_id: str, timeout: float | None = None) -> InvocationRecord:
         """Wait until the invocation settles (parked, completed, failed, cancelled) and return its record.
@@ -331,21 +352,25 @@ class SyncAgentqClient:
         """See AgentqClient.stream_position."""
         return self._runner.run(self._client.stream_position(invocation_id))
 
-    def respond(self, invocation_id: str, function_responses: list[FunctionResponseLike]) -> InvocationRecord:
+    def respond(self, invocation_id: str, function_responses: list[FunctionResponseLike], *,
+                actor: dict | None = None) -> InvocationRecord:
         """See AgentqClient.respond."""
-        return self._runner.run(self._client.respond(invocation_id, function_responses))
+        return self._runner.run(self._client.respond(invocation_id, function_responses, actor=actor))
 
-    def approve(self, invocation_id: str, call_id: str | None = None, payload: Any = None) -> InvocationRecord:
+    def approve(self, invocation_id: str, call_id: str | None = None, payload: Any = None, *,
+                actor: dict | None = None) -> InvocationRecord:
         """See AgentqClient.approve."""
-        return self._runner.run(self._client.approve(invocation_id, call_id, payload))
+        return self._runner.run(self._client.approve(invocation_id, call_id, payload, actor=actor))
 
-    def reject(self, invocation_id: str, call_id: str | None = None, payload: Any = None) -> InvocationRecord:
+    def reject(self, invocation_id: str, call_id: str | None = None, payload: Any = None, *,
+               actor: dict | None = None) -> InvocationRecord:
         """See AgentqClient.reject."""
-        return self._runner.run(self._client.reject(invocation_id, call_id, payload))
+        return self._runner.run(self._client.reject(invocation_id, call_id, payload, actor=actor))
 
-    def cancel(self, invocation_id: str, reason: str = "cancelled by client") -> InvocationRecord:
+    def cancel(self, invocation_id: str, reason: str = "cancelled by client", *,
+               actor: dict | None = None) -> InvocationRecord:
         """See AgentqClient.cancel."""
-        return self._runner.run(self._client.cancel(invocation_id, reason))
+        return self._runner.run(self._client.cancel(invocation_id, reason, actor=actor))
 
     def wait(self, invocation_id: str, timeout: float | None = None) -> InvocationRecord:
         """See AgentqClient.wait."""

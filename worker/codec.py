@@ -61,6 +61,8 @@ def decode_record(fields: dict[str, str]) -> InvocationRecord:
             values[name] = int(raw)
         elif name.startswith("a:"):  # approvals so far of a confirmation waiting for a quorum (add_approval)
             values.setdefault("approvals", {})[name[2:]] = json.loads(raw)
+        elif name == "audit":  # appended by the scripts only (worker.audit), never written from a record
+            values[name] = json.loads(raw)
         elif name in _STR_FIELDS:
             values[name] = raw
     values["pending_calls"] = [PendingCall(**call) for _, call in sorted(pending, key=lambda item: item[0])]

@@ -19,6 +19,7 @@ from runtime.errors import RetryableError
 from runtime.redis_store import keys
 from runtime.redis_store.scripts import DELETE_SESSION
 
+from . import child_sessions
 from .codec import dumps
 from .store import Where
 
@@ -76,4 +77,5 @@ async def delete_session(store, app: str, user: str, session_id: str, reason: st
         await store.mux.execute_command("SADD", keys.app_users(app), user)  # a session was created meanwhile
     for invocation_id in cancelled:
         log.info("invocation %s: cancelled (%s)", invocation_id, reason)
+    await child_sessions.delete_children(store, app, user, session_id)  # its AgentTools' sessions
     return list(cancelled)

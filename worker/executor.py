@@ -19,7 +19,7 @@ from runtime.redis_store import streams
 from runtime.redis_store.availability import is_store_unavailable
 from runtime.sessions.redis_session_service import current_fence
 
-from . import attempts, lease, recovery
+from . import attempts, audit, lease, recovery
 from .answer_check import answer_shapes
 from .codec import decode_record, response_field_names
 from .lease import Claim
@@ -238,6 +238,11 @@ class Executor:
             kwargs["new_message"] = message
             if message is record.new_message and record.state_delta:
                 kwargs["state_delta"] = record.state_delta
+            elif message is not record.new_message:  # function responses: who answered each (worker.audit)
+                answered = audit.answered_by(record, [p.function_response.id for p in message.parts
+                                                      if p.function_response])
+                if answered:
+                    kwargs["message_metadata"] = answered
         if record.run_config:
             from runtime.agents.run_config import RunConfig
 

@@ -108,9 +108,12 @@ class DeadLetters:
         """One dead letter by its delivery id (None: not in the list)."""
         return await webhook_outbox.dead_letter(self._store.redis, delivery_id)
 
-    async def redeliver(self, entry: dict) -> bool:
-        """Put the dead letter back in the outbox with a fresh retry window; False when it is gone."""
-        return await webhook_outbox.redeliver(self._store.redis, entry)
+    async def redeliver(self, entry: dict, *, actor: dict | None = None) -> bool:
+        """Put the dead letter back in the outbox with a fresh retry window; False when it is gone. ``actor``
+        is recorded on the invocation's record as who redelivered (worker.audit; default ``cli:<os user>``)."""
+        from .audit import cli_actor
+
+        return await webhook_outbox.redeliver(self._store.redis, entry, actor=actor or cli_actor())
 
 
 class SessionTraces:

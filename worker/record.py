@@ -13,6 +13,8 @@ from runtime.events.tool_confirmation import REQUEST_CONFIRMATION_FUNCTION_CALL_
 from runtime.statuses import SETTLED, InvocationStatus
 from runtime.tools.request_input_tool import REQUEST_INPUT_FUNCTION_CALL_NAME
 
+from .audit import AuditEntry
+
 
 class _Wire(BaseModel):
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
@@ -89,6 +91,9 @@ class InvocationRecord(_Wire):
     approval rules keep it from answering its own confirmations (api.approval_policy)."""
     approvals: dict[str, list[str]] = Field(default_factory=dict)
     """Confirmation call id -> the principals that approved it so far, while it waits for a quorum."""
+    audit: list[AuditEntry] = Field(default_factory=list)
+    """Who answered, cancelled or redelivered, when and from where, oldest first (worker.audit; written only by
+    the scripts that make those changes)."""
     worker: str | None = None
     first_entry: str | None = None
     """The stream entry id of its first status entry: where `events()` starts reading."""

@@ -9,6 +9,8 @@ from runtime.redis_store.replication import wait_for_replicas
 from runtime.sessions.redis_session_service import RedisSessionService
 from runtime.sessions.session import Session
 
+from . import child_sessions
+
 
 class WorkerSessionService(RedisSessionService):
     """``after_commit(event)`` (when set) runs on the loop after each event is committed."""
@@ -22,3 +24,13 @@ class WorkerSessionService(RedisSessionService):
         if self.after_commit is not None and not event.partial:
             self.after_commit(event)
         return event
+
+    async def link_child_session(self, *, app_name: str, user_id: str, session_id: str, invocation_id: str,
+                                 child_session_id: str) -> None:
+        """Record an AgentTool's child session, deleted with the parent session or invocation (worker.child_sessions)."""
+        await child_sessions.link(self._clients.mux(), app_name, user_id, session_id, invocation_id, child_session_id)
+
+    async def unlink_child_session(self, *, app_name: str, user_id: str, session_id: str,
+                                   child_session_id: str) -> None:
+        """Forget a child session the AgentTool deleted itself."""
+        await child_sessions.unlink(self._clients.mux(), app_name, user_id, session_id, child_session_id)

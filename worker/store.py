@@ -26,6 +26,7 @@ from runtime.redis_store.scripts import ADD_APPROVAL, CANCEL, ENQUEUE, RESPOND
 from runtime.redis_store.session_layout import lifecycle_keys
 from runtime.redis_store.streams import trim_args
 
+from . import audit, child_sessions
 from .answer_check import check_against_pending
 from .broker import broker_url, kombu_broker
 from .codec import decode_record, dumps, encode_fields, encode_record
@@ -252,14 +253,21 @@ class InvocationStore:
         return record.id
 
     async def respond(
-        self, invocation_id: str, function_responses: list[Any], *, detail: dict | None = None
+        self, invocation_id: str, function_responses: list[Any], *, detail: dict | None = None,
+        actor: dict | None = None,
     ) -> InvocationRecord:
         """Validate and store function responses; a parked invocation goes back to queued and is dispatched.
 
-        ``detail`` is added to the ``queued`` status entry of a resumed invocation (why it resumed)."""
+        ``detail`` is added to the ``queued`` status entry of a resumed invocation (why it resumed); ``actor``
+        (``{principal, client}``, worker.audit) is recorded as who answered, in the same script call."""
         responses = [to_function_response(item) for item in function_responses]
         if not responses:
             raise UsageError("respond() needs at least one function response")
+        audit.refuse_forged(responses)
+        now = time.time()
+        entry = audit.entry("answer", actor, now, call_ids=[response.id for response in responses])
+        if entry is not None:
+            detail = {**(detail or {}), "answeredBy": audit.who(entry)}
         where = await self.locate(invocation_id)
         rkey = self.record_key(invocation_id, where)
         shard = self.shard(where)
@@ -280,8 +288,9 @@ class InvocationStore:
             dispatch_due=keys.dispatch_due(shard),
             call_deadlines=keys.call_deadlines(shard), parked=keys.user_parked(where.app, where.user),
             webhook_due=keys.webhook_due(shard), webhook_outbox=keys.webhook_outbox(shard),
-            invocation_id=invocation_id, now=time.time(), due_ms=_ms(time.time() + DISPATCH_GRACE_S),
-            status_data=status_data("queued", {"resumed": True, **(detail or {})}), responses=answers)
+            app_audit=self._app_audit_key(where, entry), invocation_id=invocation_id, now=now,
+            due_ms=_ms(now + DISPATCH_GRACE_S), status_data=status_data("queued", {"resumed": True, **(detail or {})}),
+            **audit.script_args(entry, where.user, invocation_id), responses=answers)
         outcome = reply[0]
         if outcome == "gone":
             raise InvocationNotFoundError(f"invocation {invocation_id!r} does not exist")
@@ -295,6 +304,7 @@ class InvocationStore:
                              '{"confirmed": true|false, "payload": ...} with a boolean "confirmed"')
         if outcome == "wrong_name":
             raise UsageError(f"function call {reply[1]!r} is a call of {reply[2]!r}, not of the response's name")
+        await self._index_audit(where, entry, invocation_id)
         if outcome == "queued":
             await self.dispatcher.send(invocation_id, self.where_args(invocation_id))
         return decode_record(pairs(reply[2]))
@@ -311,11 +321,15 @@ class InvocationStore:
             raise CallNotPendingError(f"function call {call_id!r} is not pending on invocation {invocation_id!r}")
         return None if reply[0] == "duplicate" else json.loads(reply[1])
 
-    async def cancel(self, invocation_id: str, reason: str) -> InvocationRecord:
-        """Cancel unless already final; a running invocation is fenced out of its next commit."""
+    async def cancel(self, invocation_id: str, reason: str, *, actor: dict | None = None) -> InvocationRecord:
+        """Cancel unless already final; a running invocation is fenced out of its next commit. ``actor``
+        (``{principal, client}``, worker.audit) is recorded as who cancelled, in the same script call; the
+        AgentTool child sessions the invocation made are deleted after (worker.child_sessions)."""
         where = await self.locate(invocation_id)
         shard = self.shard(where)
         now = time.time()
+        entry = audit.entry("cancel", actor, now, reason=reason)
+        detail = {"reason": reason, **({"cancelledBy": audit.who(entry)} if entry is not None else {})}
         error = {"type": "InvocationCancelledError", "message": reason}
         fields = encode_fields({"cancel_reason": reason, "error": error, "finished_at": now})
         reply = await CANCEL(
@@ -324,17 +338,30 @@ class InvocationStore:
             settled=keys.invocation_settled(where.app, where.user, invocation_id),
             journal=keys.invocation_journal(where.app, where.user, invocation_id),
             parked=keys.user_parked(where.app, where.user), webhook_due=keys.webhook_due(shard),
-            webhook_outbox=keys.webhook_outbox(shard), invocation_id=invocation_id, now=now,
-            status_data=status_data("cancelled", {"reason": reason}), **self.stream_trim, fields=fields)
+            webhook_outbox=keys.webhook_outbox(shard), app_audit=self._app_audit_key(where, entry),
+            invocation_id=invocation_id, now=now, status_data=status_data("cancelled", detail), **self.stream_trim,
+            **audit.script_args(entry, where.user, invocation_id), fields=fields)
         if reply[0] == "gone":
             raise InvocationNotFoundError(f"invocation {invocation_id!r} does not exist")
         if reply[0] == "final":
             raise InvalidTransitionError(f"invocation {invocation_id!r} is already {reply[1]}; it cannot be cancelled")
+        await self._index_audit(where, entry, invocation_id)
+        await child_sessions.delete_children(self, where.app, where.user, where.session, invocation_id)
         await self.batch(("ZREM", keys.lease_expiries(shard), invocation_id),
                          *[("ZREM", keys.call_deadlines(shard), f"{invocation_id} {call}") for call in reply[3]])
         if reply[2]:
             await self.dispatch_next(reply[2])
         return await self.get(invocation_id)
+
+    def _app_audit_key(self, where: Where, entry: audit.AuditEntry | None) -> str | None:
+        """The app's audit index when the script can write it (one node: any key; Cluster: another slot)."""
+        return keys.app_audit(where.app) if entry is not None and not self.clients.is_cluster else None
+
+    async def _index_audit(self, where: Where, entry: audit.AuditEntry | None, invocation_id: str) -> None:
+        """On Redis Cluster the app's audit index is written after the script (its key is in another slot)."""
+        if entry is not None and self.clients.is_cluster:
+            member = audit.script_args(entry, where.user, invocation_id)["audit_member"]
+            await self.mux.execute_command("ZADD", keys.app_audit(where.app), "NX", _ms(entry.at), member)
 
     # --- sessions ---
 

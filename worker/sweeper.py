@@ -69,6 +69,7 @@ async def _sweep_invocations(store, now_ms: int) -> int:
             commands += [("HDEL", keys.invocation_index(), invocation_id),
                          ("ZREM", keys.user_invocations(app, user), invocation_id),
                          ("ZREM", keys.user_parked(app, user), invocation_id),
+                         ("ZREM", keys.app_audit(app), json.dumps([user, invocation_id], separators=(",", ":"))),
                          ("DEL", *own)]  # a journal or settled stream a stalled worker wrote late
             continue
         if status in FINAL and ttl_ms < 0:

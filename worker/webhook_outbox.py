@@ -75,15 +75,21 @@ async def dead_letter(redis: Any, delivery_id: str) -> dict | None:
     return None if raw is None else json.loads(text(raw))
 
 
-async def redeliver(redis: Any, entry: dict, *, now: float | None = None) -> bool:
-    """Put a dead letter back in the outbox with a fresh retry window (same delivery id); False if it is gone."""
+async def redeliver(redis: Any, entry: dict, *, now: float | None = None, actor: dict | None = None) -> bool:
+    """Put a dead letter back in the outbox with a fresh retry window (same delivery id); False if it is gone.
+
+    ``actor`` is recorded on the invocation's record (and the app's audit index) in the same script call."""
+    from . import audit
+
     now = time.time() if now is None else now
     fresh = {name: value for name, value in entry.items() if name not in ("member", "dead_at")}
     fresh.update(attempts=0, at=repr(now))
+    record = audit.entry("redeliver", actor, _ms(now) / 1000, delivery_id=entry["id"])
     return bool(await WEBHOOK_REDELIVER(
         redis, due=keys.webhook_due(), outbox=keys.webhook_outbox(), dead=keys.webhook_dead(),
-        dead_entries=keys.webhook_dead_entries(), id=entry["id"], entry_json=json.dumps(fresh),
-        member=entry["member"], now_ms=_ms(now)))
+        dead_entries=keys.webhook_dead_entries(), record=keys.invocation(entry["app"], entry["user"], entry["inv"]),
+        app_audit=keys.app_audit(entry["app"]), id=entry["id"], entry_json=json.dumps(fresh),
+        member=entry["member"], now_ms=_ms(now), **audit.script_args(record, entry["user"], entry["inv"])))
 
 
 async def stats(redis: Any) -> dict[str, float]:

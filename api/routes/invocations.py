@@ -35,6 +35,11 @@ class QueueUnavailableError(RetryableError):
     """Raised when a queue route is called on an API started without a Redis-backed queue."""
 
 
+def actor_of(caller: Caller) -> dict[str, Any]:
+    """Who the worker client records as answering or cancelling (worker.audit): principal and client address."""
+    return {"principal": caller.principal_id, "client": caller.client}
+
+
 def queue_of(services: Services) -> Any:
     """The AgentqClient, or 503 when this API has none."""
     if services.queue is None:
@@ -146,7 +151,7 @@ async def function_responses(
     responses = [item.model_dump(exclude_none=True) for item in body.function_responses]
     queue = queue_of(services)
     record, _ = await answer(queue, settings.approval, caller, current, responses,
-                             lambda accepted: queue.respond(invocation_id, accepted))
+                          lambda accepted: queue.respond(invocation_id, accepted, actor=actor_of(caller)))
     metrics.responded.inc()
     return InvocationOut.from_record(record)
 
@@ -162,7 +167,7 @@ async def cancel(
     """Cancel a queued, running or parked invocation (a running one stops before its next commit)."""
     await visible_record(services, settings, caller, invocation_id)
     reason = (body or CancelRequest()).reason
-    return InvocationOut.from_record(await queue_of(services).cancel(invocation_id, reason))
+    return InvocationOut.from_record(await queue_of(services).cancel(invocation_id, reason, actor=actor_of(caller)))
 
 
 @router.get("/apps/{app_name}/users/{user_id}/invocations")

@@ -17,7 +17,7 @@ from ..auth import Caller
 from ..deps import Services, get_caller, get_services, get_settings
 from ..schemas import WireModel
 from ..settings import ApiSettings
-from .invocations import queue_of
+from .invocations import actor_of, queue_of
 
 router = APIRouter(tags=["webhooks"])
 
@@ -104,6 +104,7 @@ async def redeliver(
     """Send a dead letter again: back in the outbox with a fresh retry window and the same ``webhook-id``."""
     letters = queue_of(services).dead_letters
     entry = await letters.get(delivery_id)
-    if entry is None or not _visible(entry, settings, caller) or not await letters.redeliver(entry):
+    if entry is None or not _visible(entry, settings, caller) or not await letters.redeliver(
+            entry, actor=actor_of(caller)):
         raise NotFoundError(f"dead letter {delivery_id!r} not found")
     return RedeliveryOut(delivery_id=delivery_id)

@@ -50,7 +50,7 @@ async def test_enqueue_stores_a_queued_record_publishes_its_status_and_sends_one
         "new_message": types.Content(role="user", parts=[types.Part(text="hello")]).model_dump(),
         "state_delta": {"k": 1}, "run_config": {"max_llm_calls": 3}, "pending_calls": [], "responses": [],
         "attempts": 0, "time_limit": 9.0, "park_timeout": None, "webhook": None, "error": None,
-        "cancel_reason": None, "worker": None, "finished_at": None,
+        "cancel_reason": None, "worker": None, "finished_at": None, "audit": [],
     }
     entries = await streams.read_stream(store.redis, "app", "u", "s")
     assert [(e.kind, e.invocation_id, e.data) for e in entries] == [

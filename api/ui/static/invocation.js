@@ -158,12 +158,17 @@ function statusRow(frame) {
   const { status, detail = {} } = frame.data;
   const calls = (detail.pendingCalls || []).length;
   const words = {
-    queued: detail.resumed ? "again, after an answer" : "",
+    queued: detail.resumed ? `again, after an answer${byWhom(detail.answeredBy)}` : "",
     parked: `waiting on ${calls || "a"} call${calls > 1 ? "s" : ""}`,
+    cancelled: detail.cancelledBy ? `by ${actorName(detail.cancelledBy)}` : "",
   };
   const more = detail.error ? `${detail.error.type}: ${detail.error.message}` : detail.reason || "";
   return [{ at: entryTime(frame.id), status, what: words[status] || "", details: more }];
 }
+
+// Who answered or cancelled (worker.audit): the principal, and the client address it came from.
+const actorName = (actor) => `${actor.principal}${actor.client ? ` from ${actor.client}` : ""}`;
+const byWhom = (actor) => (actor ? ` by ${actorName(actor)}` : "");
 
 // Stream entry ids start with the Redis server's clock (ms): one clock for every row, in commit order.
 const entryTime = (id) => Number(String(id).split("-")[0]);
@@ -190,7 +195,8 @@ function eventRows(event, at = event?.timestamp * 1000) {
     }
     if (part.functionResponse) {
       const r = part.functionResponse;
-      return { at, answers: r.id, what: `${r.name} answered`, details: h("pre", {}, json(r.response)) };
+      const by = byWhom(event.customMetadata?.["agentq:answered_by"]?.[r.id]);
+      return { at, answers: r.id, what: `${r.name} answered${by}`, details: h("pre", {}, json(r.response)) };
     }
     if (part.text) return { at, what: who === "user" ? "user message" : `${who} says`, details: part.text };
     return null;

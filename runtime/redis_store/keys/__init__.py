@@ -14,6 +14,7 @@ from .artifacts import (
     artifact_versions,
 )
 from .invocations import (
+    app_audit,
     call_deadlines,
     dispatch_due,
     invocation,
@@ -34,6 +35,7 @@ from .sessions import (
     app_state,
     app_users,
     session_active_invocations,
+    session_children,
     session_event_times,
     session_events,
     session_expiries,
@@ -78,6 +80,7 @@ __all__ = [
     "session_spans",
     "session_event_times",
     "session_active_invocations",
+    "session_children",
     "session_queue",
     "user_session_ids",
     "session_expiries",
@@ -89,6 +92,7 @@ __all__ = [
     "invocation_index",
     "lease_expiries",
     "dispatch_due",
+    "app_audit",
     "call_deadlines",
     "invocation_journal",
     "invocation_settled",

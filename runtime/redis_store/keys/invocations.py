@@ -3,7 +3,7 @@ per-user indexes, and the cross-session sets the reaper, watchdog and sweeper re
 
 from __future__ import annotations
 
-from ._naming import PREFIX, _part, sharded, user_tag
+from ._naming import PREFIX, _part, app_tag, sharded, user_tag
 
 
 def shards() -> str:
@@ -67,3 +67,10 @@ def retention_due() -> str:
     """Sorted set: invocation id scored by when (ms) a sweeper should next look at it; every invocation has
     one entry from its enqueue until the sweeper removed the last trace of it."""
     return f"{PREFIX}retention_due"
+
+
+def app_audit(app_name: str) -> str:
+    """Sorted set: JSON ``[user, invocation_id]`` of each invocation with audit entries (answers, cancels,
+    redeliveries), scored by its first entry's time (ms); the entries live on the record (``audit`` field), so
+    they expire with it, and the sweeper removes the member when the record is gone (``worker.audit``)."""
+    return f"{PREFIX}{app_tag(app_name)}:audit"

@@ -85,6 +85,12 @@ def session_queue(app_name: str, user_id: str, session_id: str) -> str:
     return _session_base(app_name, user_id, session_id) + ":queue"
 
 
+def session_children(app_name: str, user_id: str, session_id: str) -> str:
+    """Hash: child session id -> the invocation id of this session whose AgentTool call made it; the children
+    are deleted with the session and with that invocation's cancellation (``worker.child_sessions``)."""
+    return _session_base(app_name, user_id, session_id) + ":children"
+
+
 def user_session_ids(app_name: str, user_id: str) -> str:
     """Sorted set: a user's session ids, all scored 0, so a page is one ZRANGE BYLEX from a cursor."""
     return f"{PREFIX}{user_tag(app_name, user_id)}:session_ids"

@@ -1,7 +1,9 @@
 -- uses: invocation_status, stream_trim
 -- Cancel an invocation that is not final.
--- KEYS: record, queue, lease, fence, stream, active, settled, journal, parked, webhook_due, webhook_outbox
--- ARGV: invocation_id, now, status_data, maxlen, slack, max_age_ms, fields...
+-- KEYS: record, queue, lease, fence, stream, active, settled, journal, parked, webhook_due, webhook_outbox,
+--       [app_audit]
+-- ARGV: invocation_id, now, status_data, maxlen, slack, max_age_ms, audit, audit_member, fields...
+--   audit: the cancel's audit entry JSON ('' for none), recorded before the webhook notification is built
 -- Cancelling a running invocation deletes its lease and bumps the fence: its next commit is refused.
 -- Returns the ids of the calls it was parked on (their deadlines are dropped by the caller).
 local status = redis.call('HGET', KEYS[1], 'status')
@@ -15,7 +17,8 @@ if holder and string.sub(holder, 1, #ARGV[1] + 1) == ARGV[1] .. '|' then
   redis.call('INCR', KEYS[4])
 end
 local calls = pending_ids(KEYS[1])
-redis.call('HSET', KEYS[1], 'status', 'cancelled', 'updated_at', ARGV[2], unpack(ARGV, 7))
+redis.call('HSET', KEYS[1], 'status', 'cancelled', 'updated_at', ARGV[2], unpack(ARGV, 9))
+audit_append(KEYS[1], ARGV[7], KEYS[12], ARGV[8], ARGV[2])
 notify(KEYS[1], KEYS[10], KEYS[11], ARGV[1], 'cancelled', ARGV[2], '')
 redis.call('ZREM', KEYS[6], ARGV[1])
 redis.call('ZREM', KEYS[9], ARGV[1])

@@ -1,7 +1,8 @@
 -- uses: invocation_status
 -- Store function responses to pending calls; a parked invocation goes back to queued.
--- KEYS: record, queue, stream, dispatch_due, call_deadlines, parked, webhook_due, webhook_outbox
--- ARGV: invocation_id, now, due_ms, status_data, responses...
+-- KEYS: record, queue, stream, dispatch_due, call_deadlines, parked, webhook_due, webhook_outbox, [app_audit]
+-- ARGV: invocation_id, now, due_ms, status_data, audit, audit_member, responses...
+--   audit: the answer's audit entry JSON ('' for none); audit_member: the invocation's app_audit member
 --   responses: (call_id, name, will_continue, response_json) per response
 -- A parked invocation goes back to queued, with its dispatch-watchdog entry; the caller then sends its run job.
 -- Returns {outcome, previous status, record fields} (outcome 'queued' or 'stored'), or an error outcome.
@@ -9,7 +10,7 @@ local status = redis.call('HGET', KEYS[1], 'status')
 if not status then return {'gone'} end
 local finals = {}
 local names = {}
-for i = 5, #ARGV, 4 do
+for i = 7, #ARGV, 4 do
   local pending = redis.call('HGET', KEYS[1], 'p:' .. ARGV[i])
   if not pending or finals[ARGV[i]] then return {'not_pending', ARGV[i]} end
   local name = cjson.decode(pending)['name']
@@ -22,7 +23,7 @@ for i = 5, #ARGV, 4 do
   if ARGV[i + 2] ~= '1' then finals[ARGV[i]] = true end
   names[i] = name
 end
-for i = 5, #ARGV, 4 do
+for i = 7, #ARGV, 4 do
   local seq = redis.call('HINCRBY', KEYS[1], 'rseq', 1)
   local response = ARGV[i + 3]
   if ARGV[i + 1] == '' then response = '{"name":' .. cjson.encode(names[i]) .. ',' .. string.sub(response, 2) end
@@ -32,7 +33,8 @@ for i = 5, #ARGV, 4 do
     redis.call('ZREM', KEYS[5], ARGV[1] .. ' ' .. ARGV[i])
   end
 end
-redis.call('HINCRBY', KEYS[1], 'waiting', (#ARGV - 4) / 4)
+redis.call('HINCRBY', KEYS[1], 'waiting', (#ARGV - 6) / 4)
+audit_append(KEYS[1], ARGV[5], KEYS[9], ARGV[6], ARGV[2])
 redis.call('HSET', KEYS[1], 'updated_at', ARGV[2])
 local outcome = 'stored'
 if status == 'parked' then

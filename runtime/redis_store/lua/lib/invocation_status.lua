@@ -49,10 +49,22 @@ local function notify(record, due, outbox, invocation_id, event, now, expired)
   for _, field in ipairs(redis.call('HKEYS', record)) do
     if string.sub(field, 1, 2) == 'p:' then calls[#calls + 1] = redis.call('HGET', record, field) end
   end
-  local f = redis.call('HMGET', record, 'app_name', 'user_id', 'session_id', 'status', 'error', 'cancel_reason')
+  local f = redis.call('HMGET', record, 'app_name', 'user_id', 'session_id', 'status', 'error', 'cancel_reason',
+                      'audit')
   redis.call('HSET', outbox, id, cjson.encode({
     id = id, url = url, event = event, inv = invocation_id, app = f[1], user = f[2], session = f[3],
     status = f[4], error = f[5] or '', reason = f[6] or '', calls = '[' .. table.concat(calls, ',') .. ']',
-    expired = expired, at = now, attempts = 0}))
+    expired = expired, audit = f[7] or '', at = now, attempts = 0}))
   redis.call('ZADD', due, math.floor(tonumber(now) * 1000), id)
+end
+-- An audit entry (worker.audit: who answered, cancelled or redelivered, when, from where) joins the record's
+-- 'audit' JSON list in the same step as the change it describes; '' records nothing. On one node the app's audit
+-- index (keys.app_audit) is given too and gets the invocation's member (its first entry's time); on Redis Cluster
+-- it is another slot, and the caller adds the member after.
+local function audit_append(record, entry, index, member, now)
+  if entry == '' then return end
+  local list = redis.call('HGET', record, 'audit')
+  if list then list = string.sub(list, 1, -2) .. ',' .. entry .. ']' else list = '[' .. entry .. ']' end
+  redis.call('HSET', record, 'audit', list)
+  if index then redis.call('ZADD', index, 'NX', math.floor(tonumber(now) * 1000), member) end
 end
