@@ -2,6 +2,7 @@
 
 Layout: ``sessions/`` (the session service and streams), ``invocations/`` (the invocation lifecycle: enqueue,
 claim, settle, respond, cancel, the tool journal, session deletion), ``webhooks/`` (the webhook outbox),
+``rate/`` (enqueue rate limits and in-flight quotas),
 ``listings/`` (paged reads), and ``lib/``: functions several scripts share (stream trimming, state pairs, the
 status steps), prepended to a script that names them on its ``-- uses:`` line. Redis 6.2 (the embedded
 server) has no Redis Functions, so a library is text put in front of each script that uses it, once, when the
