@@ -15,6 +15,7 @@ from runtime.errors import NotFoundError, UsageError
 
 from ..auth import Caller
 from ..deps import Services, get_caller, get_services, get_settings
+from ..roles import OPERATE
 from ..schemas import WireModel
 from ..settings import ApiSettings
 from .invocations import actor_of, queue_of
@@ -63,11 +64,8 @@ class RedeliveryOut(WireModel):
 
 
 def may_see_delivery_errors(caller: Caller) -> bool:
-    """True when ``caller`` may read why deliveries failed: the ``operate`` role's privilege.
-
-    Until roles exist on ``Caller``, an operator is auth off (loopback) or a key that reaches every user and app.
-    """
-    return caller.grant is None or caller.grant.reaches_everything
+    """True when ``caller`` may read why deliveries failed: the ``operate`` role's privilege (auth off: yes)."""
+    return caller.has_any(OPERATE)
 
 
 def _visible(entry: dict, settings: ApiSettings, caller: Caller) -> bool:
