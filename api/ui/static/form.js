@@ -32,9 +32,10 @@ function field(name, prop, required) {
   let input;
   let read;
   if (Array.isArray(prop.enum)) {
-    input = h("select", { name }, required ? null : h("option", { value: "" }, "—"),
+    // No choice is made for the person: a required one starts empty too, and sending it empty says so.
+    input = h("select", { name }, h("option", { value: "" }, required ? "— choose —" : "—"),
       prop.enum.map((option, i) => h("option", { value: String(i) }, String(option))));
-    read = () => (input.value === "" ? undefined : prop.enum[Number(input.value)]);
+    read = () => (input.value === "" ? missing(label, required) : prop.enum[Number(input.value)]);
   } else if (prop.type === "boolean") {
     input = h("input", { type: "checkbox", name });
     read = () => input.checked;
