@@ -178,6 +178,7 @@ async def list_invocations(
     page_token: str | None = Query(default=None, alias="pageToken", max_length=2000),
     scope: UserScope = Depends(user_scope),
     services: Services = Depends(get_services),
+    settings: ApiSettings = Depends(get_settings),
 ) -> InvocationList:
     """A page of the user's invocations, newest first; ``?status=parked`` is the approval inbox.
 
@@ -186,6 +187,7 @@ async def list_invocations(
     page = await queue_of(services).invocations_page(
         scope.app_name, scope.user_id, status, session_id=session_id, page_size=limit, page_token=page_token
     )
-    return InvocationList(invocations=[InvocationOut.from_record(record) for record in page.items],
+    return InvocationList(invocations=[mark_answerable(InvocationOut.from_record(record), record, scope.caller,
+                                                       settings.approval) for record in page.items],
                           next_page_token=page.next_page_token)
 
