@@ -10,7 +10,7 @@ import argparse
 import logging
 import sys
 
-from . import commands, inbox_command, status_command
+from . import commands, inbox_command, keys_command, status_command
 from .cli_errors import INTERRUPTED, USAGE, OneLineParser, describe
 
 _INVOCATION_COMMANDS = {
@@ -56,6 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
     status_command.add_arguments(sub.add_parser(
         "status", help="workers alive, run jobs waiting, invocations by status"))
     sub.add_parser("stop", help="stop the api, workers and embedded redis-server started from this directory")
+    keys_command.add_arguments(sub.add_parser("keys", help="make API keys (keys create NAME: printed once)"))
     for name, help_text in (("api", "serve the HTTP API"), ("demo", "run the human-approval demo end to end")):
         module = _lazy(name)
         command = sub.add_parser(name, help=help_text, add_help=module is not None)
@@ -105,6 +106,8 @@ def _run(args: argparse.Namespace) -> int:
     settings.data_dir = args.top_data_dir or settings.data_dir
     settings.log_level = (args.top_log_level or settings.log_level).upper()
     logging.basicConfig(level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    if args.command == "keys":
+        return keys_command.run(args)
     if args.command == "worker":
         from . import run_worker
 

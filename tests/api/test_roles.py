@@ -134,3 +134,19 @@ async def test_named_keys_are_stored_as_hashes_and_an_unnamed_key_keeps_every_ro
                       "users": ["*"], "apps": ["*"]}
     assert by_name.status_code == 401
     assert all(SECRETS[role] not in repr(keys) for role in ALL_ROLES)
+
+
+async def test_keys_create_prints_a_new_key_once_and_a_keys_file_entry_holding_only_its_hash(memory_services, capsys):
+    import json
+
+    from agentq.cli import main
+
+    assert main(["keys", "create", "approver-9", "--roles", "read,answer", "--users", "bob"]) == 0
+    [key_line, _, entry_line] = capsys.readouterr().out.splitlines()
+    secret = key_line.rsplit(" ", 1)[1]
+    entry = json.loads(entry_line)
+    app = create_app(ApiSettings(app_names=["weather"], keys=parse_keys(entry)), memory_services)
+    async with make_client(app, key=secret) as http:
+        me = (await http.get("/me")).json()
+    assert (secret in entry_line, me) == (False, {"principalId": "approver-9", "roles": ["read", "answer"],
+                                                  "users": ["bob"], "apps": ["*"]})
