@@ -96,12 +96,21 @@ class WebhookSettings:
                             **extra)
 
     def require_signing(self) -> None:
-        """UsageError (a worker does not start) when there is no secret and unsigned webhooks were not asked for."""
-        if self.secret is None and not self.unsigned:
+        """UsageError (a worker does not start) when the operator configured webhooks (``AGENTQ_WEBHOOKS``) but
+        no secret, and unsigned webhooks were not asked for. Without configured webhooks the worker starts, and a
+        per-enqueue webhook is still never sent unsigned (``unsigned_refusal``)."""
+        if self.urls_by_app and self.secret is None and not self.unsigned:
             raise UsageError(
                 f"{ENV_NAMES['secret']} is not set, so webhooks would go out unsigned: set it (a whsec_<base64> "
                 f"secret, e.g. whsec_$(openssl rand -base64 24)) or set {ENV_NAMES['unsigned']}=1 to send them "
                 "without a signature")
+
+    def unsigned_refusal(self) -> str | None:
+        """Why a webhook may not be sent with these settings (no secret, unsigned not asked for); None when it may."""
+        if self.secret is None and not self.unsigned:
+            return (f"not sent: {ENV_NAMES['secret']} is not set and {ENV_NAMES['unsigned']} is not 1, so it would go "
+                    "out unsigned")
+        return None
 
     def url_for(self, app: str, webhook: str | None = None) -> str | None:
         """The URL to notify about an invocation of ``app``: its own ``webhook`` (checked), else the app's."""

@@ -113,9 +113,12 @@ class WebhookDeliverer:
     async def _post(self, entry: dict) -> tuple[str | None, bool]:
         """(None, False) when the receiver answered 2xx in time, else (what went wrong, whether retrying is
         pointless: 410 Gone says the endpoint was removed, so the notification goes to the dead letters at once)."""
+        refusal = self.settings.unsigned_refusal()
+        if refusal is not None:  # signed by default: never sent unsigned unless the operator asked for it
+            return refusal, True
         if self._key is None and not self._warned_unsigned:
             self._warned_unsigned = True
-            log.warning("AGENTQ_WEBHOOK_SECRET is not set: webhooks are sent without a signature")
+            log.warning("AGENTQ_WEBHOOKS_UNSIGNED=1: webhooks are sent without a signature")
         body = payload(entry, self.settings.public_url)
         try:
             target = await self.guard.pin(entry["url"])

@@ -126,12 +126,16 @@ def test_webhook_settings_are_read_from_the_environment_and_nonsense_is_refused_
         WebhookSettings.from_env({"AGENTQ_WEBHOOKS": "https://hooks.example/w"})
 
 
-def test_webhooks_are_signed_by_default_and_a_worker_without_a_secret_is_refused_unless_asked_unsigned():
+def test_webhooks_are_signed_by_default_and_a_worker_with_configured_webhooks_but_no_secret_is_refused():
+    hooks = {"AGENTQ_WEBHOOKS": "weather=https://hooks.example/w"}
     with pytest.raises(UsageError, match="AGENTQ_WEBHOOK_SECRET is not set.*AGENTQ_WEBHOOKS_UNSIGNED=1"):
-        WebhookSettings.from_env({}).require_signing()
-    WebhookSettings.from_env({"AGENTQ_WEBHOOK_SECRET": SECRET}).require_signing()
-    unsigned = WebhookSettings.from_env({"AGENTQ_WEBHOOKS_UNSIGNED": "1"})
+        WebhookSettings.from_env(hooks).require_signing()
+    WebhookSettings.from_env({}).require_signing()  # no webhooks configured: the worker starts
+    assert "AGENTQ_WEBHOOK_SECRET is not set" in WebhookSettings.from_env({}).unsigned_refusal()
+    WebhookSettings.from_env({**hooks, "AGENTQ_WEBHOOK_SECRET": SECRET}).require_signing()
+    unsigned = WebhookSettings.from_env({**hooks, "AGENTQ_WEBHOOKS_UNSIGNED": "1"})
     unsigned.require_signing()
+    assert unsigned.unsigned_refusal() is None
     assert (unsigned.unsigned, unsigned.secret) == (True, None)
     with pytest.raises(UsageError, match="AGENTQ_WEBHOOKS_UNSIGNED"):
         WebhookSettings.from_env({"AGENTQ_WEBHOOKS_UNSIGNED": "maybe"})
@@ -141,7 +145,7 @@ def test_webhooks_are_signed_by_default_and_a_worker_without_a_secret_is_refused
         WebhookSettings.from_env({"AGENTQ_WEBHOOK_ALLOW": "10.0.0.0/99"})
 
 
-def test_agentq_worker_refuses_to_start_without_a_webhook_secret_naming_the_setting(tmp_path):
+def test_agentq_worker_with_configured_webhooks_refuses_to_start_without_a_secret_naming_the_setting(tmp_path):
     import os
     import subprocess
     import sys
@@ -149,7 +153,8 @@ def test_agentq_worker_refuses_to_start_without_a_webhook_secret_naming_the_sett
     from agentq.local_stack import CLI, ROOT
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTQ_WEBHOOK")}
-    env.update(PYTHONPATH=str(ROOT), AGENTQ_REDIS_URL="redis://127.0.0.1:1/0")
+    env.update(PYTHONPATH=str(ROOT), AGENTQ_REDIS_URL="redis://127.0.0.1:1/0",
+               AGENTQ_WEBHOOKS="weather=https://hooks.example/w")
     done = subprocess.run([sys.executable, "-c", CLI, "worker", "--app", "examples.weather:app"], env=env,
                           cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and "AGENTQ_WEBHOOK_SECRET is not set" in done.stderr, done.stderr
@@ -195,6 +200,21 @@ async def test_a_webhook_that_is_not_an_http_url_is_refused_at_enqueue_and_nothi
     assert response.status_code == 422 and "webhook" in response.text and "http" in response.text
     assert await store.redis.zcard(keys.user_invocations("weather", "ann")) == 0
     await backed.aclose()
+    await store.aclose()
+
+
+async def test_without_a_secret_a_per_enqueue_webhook_is_never_sent_unsigned_but_dead_lettered_naming_why(
+        redis_url, receiver):
+    hook = receiver([]).start()
+    store = InvocationStore(redis_url)
+    await _cancelled_with_webhook(store, hook.url)
+    deliverer = WebhookDeliverer(store, _fast(secret=None))
+    stats = await _deliver_until_settled(deliverer, store.redis)
+    assert (stats["delivered"], stats["dead"], hook.requests) == (0.0, 1.0, [])
+    [dead], _ = await outbox.dead_letters(store.redis, limit=10)
+    assert (dead["attempts"], dead["last_error"]) == (1, "not sent: AGENTQ_WEBHOOK_SECRET is not set and "
+                                                          "AGENTQ_WEBHOOKS_UNSIGNED is not 1, so it would go out unsigned")
+    await deliverer.aclose()
     await store.aclose()
 
 
