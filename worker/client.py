@@ -120,11 +120,13 @@ class AgentqClient:
         self._writes("create_session")
         return await self._store.create_session(app_name, user_id, session_id, state)
 
-    async def delete_session(self, app_name: str, user_id: str, session_id: str, reason: str | None = None) -> list[str]:
+    async def delete_session(self, app_name: str, user_id: str, session_id: str, reason: str | None = None, *,
+                             actor: dict | None = None) -> list[str]:
         """Delete every key of the session; its queued, running and parked invocations are cancelled with
-        ``reason`` and leave the inbox. Returns their ids. Deleting a session that does not exist is no error."""
+        ``reason`` and leave the inbox, with ``actor`` recorded as who cancelled them (as for ``cancel``); its
+        AgentTool child sessions go too. Returns their ids. Deleting a session that does not exist is no error."""
         self._writes("delete_session")
-        return await self._store.delete_session(app_name, user_id, session_id, reason)
+        return await self._store.delete_session(app_name, user_id, session_id, reason, actor=actor or cli_actor())
 
     async def list_sessions(
         self, app_name: str, user_id: str, *, page_size: int = 100, page_token: str | None = None

@@ -19,7 +19,7 @@ from runtime.errors import RetryableError
 from runtime.redis_store import keys
 from runtime.redis_store.scripts import DELETE_SESSION
 
-from . import child_sessions
+from . import audit, child_sessions
 from .codec import dumps
 from .store import Where
 
@@ -27,8 +27,10 @@ log = logging.getLogger("agentq.worker")
 _ATTEMPTS = 20
 
 
-async def delete_session(store, app: str, user: str, session_id: str, reason: str) -> list[str]:
-    """Delete the session; the ids of the invocations it cancelled (deleting a missing session is no error)."""
+async def delete_session(store, app: str, user: str, session_id: str, reason: str,
+                         actor: dict | None = None) -> list[str]:
+    """Delete the session; the ids of the invocations it cancelled (deleting a missing session is no error).
+    ``actor`` is recorded as who cancelled them (worker.audit), and its AgentTool child sessions go too."""
     shard = store.shard(Where(app=app, user=user, session=session_id))
     fixed = dict(
         meta=keys.session_meta(app, user, session_id), state=keys.session_state(app, user, session_id),
@@ -43,6 +45,7 @@ async def delete_session(store, app: str, user: str, session_id: str, reason: st
         webhook_due=keys.webhook_due(shard), webhook_outbox=keys.webhook_outbox(shard),
     )
     error = dumps({"type": "InvocationCancelledError", "message": reason})
+    cancel = audit.entry("cancel", actor, time.time(), reason=reason)
     for _ in range(_ATTEMPTS):
         active, queued, files = await store.batch(
             ("ZRANGE", fixed["active"], 0, -1), ("LRANGE", fixed["queue"], 0, -1), ("SMEMBERS", fixed["artifact_index"]))
@@ -57,8 +60,9 @@ async def delete_session(store, app: str, user: str, session_id: str, reason: st
         file_keys = [keys.artifact_versions(app, user, session_id, name) for name in files]
         reply = await DELETE_SESSION(
             store.mux, **fixed, invocation_keys=per_invocation, file_keys=file_keys, session_id=session_id,
-            now=time.time(), invocation_count=len(ids), file_count=len(files), cancel_reason=reason,
-            error_json=error, invocation_ids=ids, filenames=files)
+            now=cancel.at if cancel else time.time(), invocation_count=len(ids), file_count=len(files),
+            cancel_reason=reason, error_json=error, audit=audit.script_args(cancel, user, "")["audit"],
+            invocation_ids=ids, filenames=files)
         if reply[0] == "ok":
             break
     else:
@@ -66,6 +70,9 @@ async def delete_session(store, app: str, user: str, session_id: str, reason: st
     _, cancelled, calls, sessions_left = reply
     cleanup = [("ZREM", keys.session_expiries(), dumps([app, user, session_id])),
                ("DEL", keys.session_spans(app, user, session_id))]  # its trace spans (runtime.tracing)
+    if cancelled and cancel is not None:  # the app's audit index is another slot on Redis Cluster
+        cleanup.append(("ZADD", keys.app_audit(app), "NX", *[x for invocation_id in cancelled for x in (
+            int(cancel.at * 1000), audit.script_args(cancel, user, invocation_id)["audit_member"])]))
     if cancelled:
         cleanup += [("ZREM", keys.lease_expiries(shard), *cancelled), ("ZREM", keys.dispatch_due(shard), *cancelled)]
     if calls:

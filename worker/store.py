@@ -375,11 +375,13 @@ class InvocationStore:
             await self.batch(*idle)
         return session
 
-    async def delete_session(self, app: str, user: str, session_id: str, reason: str | None = None) -> list[str]:
+    async def delete_session(self, app: str, user: str, session_id: str, reason: str | None = None, *,
+                             actor: dict | None = None) -> list[str]:
         """Delete every key of the session and cancel its invocations that are not final (the ids)."""
         from .deletion import delete_session
 
-        return await delete_session(self, app, user, session_id, reason or f"session {session_id!r} was deleted")
+        return await delete_session(self, app, user, session_id, reason or f"session {session_id!r} was deleted",
+                                    actor)
 
     def _idle_commands(self, app: str, user: str, session_id: str) -> list[tuple]:
         """The session's idle-expiry check, pushed to now + the session TTL (none without one)."""

@@ -19,6 +19,7 @@ from ..auth import Caller
 from ..deps import Services, UserScope, get_caller, get_services, get_settings, user_scope
 from ..schemas import CreateSessionRequest, UpdateSessionRequest
 from ..settings import ApiSettings
+from .invocations import actor_of
 
 router = APIRouter(tags=["sessions"])
 
@@ -142,7 +143,8 @@ async def delete_session(
     """Delete a session and every key of it; its queued, running or parked invocations are cancelled (saying
     so) and leave the inbox. Deleting one that does not exist is not an error (as in ADK)."""
     if services.queue is not None:
-        await services.queue.delete_session(scope.app_name, scope.user_id, session_id)
+        await services.queue.delete_session(scope.app_name, scope.user_id, session_id,
+                                            actor=actor_of(scope.caller))  # who cancelled them (worker.audit)
     else:
         await services.session_service.delete_session(
             app_name=scope.app_name, user_id=scope.user_id, session_id=session_id

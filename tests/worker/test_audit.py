@@ -168,3 +168,17 @@ async def test_an_approval_run_by_a_worker_commits_its_function_response_event_n
                 and e.get_function_responses()[0].id == pending.id]
     assert (answer.author, answer.custom_metadata) == (
         "user", {AUDIT_KEY: {pending.id: {"principal": "key:alice", "client": "10.1.2.3", "at": at}}})
+
+
+async def test_deleting_a_session_records_who_cancelled_its_invocations(store):
+    invocation_id = await _parked(store, [PendingCall(id="c1", name="approve")], webhook=HOOK)
+    assert await store.delete_session("app", "u", "s", "tidy up", actor=BOB) == [invocation_id]
+    record = await store.get(invocation_id)
+    [entry] = record.audit
+    assert (record.status, entry.to_json_dict()) == ("cancelled", {
+        "action": "cancel", "principal": "key:bob", "client": "10.9.9.9", "at": entry.at, "reason": "tidy up"})
+    cancelled = (await _outbox(store, invocation_id))[-1]
+    assert json.loads(payload(cancelled))["data"]["audit"] == [entry.to_json_dict()]
+    page = await app_audit_page(store, "app", allows=lambda app, user: True)
+    assert [(item["invocationId"], item["entries"]) for item in page.items] == [
+        (invocation_id, [entry.to_json_dict()])]
