@@ -22,7 +22,7 @@ from ..run_start import RunStart, start_run
 from ..schemas import AgentRunRequest
 from ..settings import ApiSettings
 from ..sse import entry_json, frame
-from .invocations import queue_of
+from .invocations import actor_of, queue_of
 
 router = APIRouter(tags=["run"])
 
@@ -74,7 +74,7 @@ def answering(queue: Any, settings: ApiSettings, caller: Caller):
                                    f"{caller.principal_id!r} has roles {list(caller.roles)!r}")
         record = await queue.get(owner)
         _, stored = await answer(queue, settings.approval, caller, record, responses,
-                                 lambda accepted: queue.respond(owner, accepted))
+                                 lambda accepted: queue.respond(owner, accepted, actor=actor_of(caller)))
         return stored
 
     return respond

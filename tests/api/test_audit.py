@@ -172,3 +172,22 @@ async def test_a_client_cannot_forge_the_audit_metadata(app, store):
         for method in ("POST", "PUT", "PATCH", "DELETE"):
             assert (await http.request(method, f"/invocations/{invocation_id}/audit")).status_code == 405
             assert (await http.request(method, "/apps/weather/audit")).status_code == 405
+
+
+async def test_an_answer_through_adks_run_route_is_audited_with_the_caller(app, store):
+    import asyncio
+
+    invocation_id = await _parked(store, "alice")
+    session_id = (await store.get(invocation_id)).session_id
+    body = {"appName": "weather", "userId": "alice", "sessionId": session_id, "newMessage": {"role": "user", "parts": [
+        {"functionResponse": {"id": "call-1", "name": "ask_for_approval", "response": {"approved": True}}}]}}
+    async with make_client(app, key=ALICE, host="203.0.113.8") as http:
+        running = asyncio.create_task(http.post("/run", json=body))  # waits for a worker there is none of
+        try:
+            async with asyncio.timeout(10):
+                while not (record := await store.get(invocation_id)).audit:
+                    await asyncio.sleep(0.05)
+        finally:
+            running.cancel()
+    assert [(e.action, e.principal, e.client, e.call_ids) for e in record.audit] == [
+        ("answer", key_principal_id(ALICE), "203.0.113.8", ["call-1"])]
