@@ -38,7 +38,7 @@ function askForKey(message) {
       event.preventDefault();
       auth.key = input.value.trim();
       try {
-        await call("GET", "/ops/summary");
+        auth.me = await call("GET", "/me");
       } catch (error) {
         problem.replaceChildren(notice("error", describe(error)));
         return;
@@ -49,14 +49,16 @@ function askForKey(message) {
       route();
     },
   }, h("h1", {}, "Sign in"),
-  h("p", {}, "This agentq API needs an API key. The page only shows what that key may see; the key stays in this tab."),
-  h("label", {}, "API key ", input), problem, h("button", { type: "submit" }, "Use this key")));
+  h("p", {}, "This agentq API needs an API key or a bearer token (OIDC). The page only shows what it may see and "
+    + "answer; it stays in this tab."),
+  h("label", {}, "API key or token ", input), problem, h("button", { type: "submit" }, "Use this key")));
   input.focus();
 }
 
 function showKey() {
-  keyBox.replaceChildren(...(auth.key ? [`key …${auth.key.slice(-4)} `, h("button", {
-    type: "button", class: "plain", onclick: () => { auth.key = ""; showKey(); askForKey(); },
+  const who = auth.me ? `signed in as ${auth.me.principalId} (${auth.me.roles.join(", ")}) · ` : "";
+  keyBox.replaceChildren(...(auth.key ? [`${who}key …${auth.key.slice(-4)} `, h("button", {
+    type: "button", class: "plain", onclick: () => { auth.key = ""; auth.me = null; showKey(); askForKey(); },
   }, "Forget key")] : []));
 }
 
@@ -74,6 +76,11 @@ async function refreshSummary() {
       + "(start one with: agentq worker --app module:app).";
   } catch (error) {
     if (error instanceof ApiError && error.status === 401) return;
+    if (error instanceof ApiError && error.status === 403) { // no 'operate' role: no figures to show
+      ops.replaceChildren();
+      banner.hidden = true;
+      return;
+    }
     banner.hidden = false;
     banner.textContent = `Operations summary unavailable: ${describe(error)}`;
   }
@@ -87,7 +94,8 @@ setInterval(refreshSummary, SUMMARY_EVERY_MS);
 showKey();
 (async () => {
   try {
-    await call("GET", "/ops/summary");
+    auth.me = await call("GET", "/me");
+    showKey();
   } catch (error) {
     if (error instanceof ApiError && error.status === 401) return; // askForKey is showing
   }

@@ -26,10 +26,18 @@ export function pendingCall(invocation, pending, { onAnswered = () => {} } = {})
   };
   const body = pending.kind === "confirmation" ? confirmation(pending, send)
     : pending.kind === "input" ? input(pending, send) : longRunning(pending, send);
+  // The API says when the approval rules keep this principal from answering: no controls, and why.
+  const locked = pending.answerable === false;
+  if (locked) body.querySelectorAll(".buttons, form, .raw").forEach((element) => element.remove());
   return h("section", { class: `call kind-${pending.kind}`, dataset: { callId: pending.id } },
     h("header", {}, h("span", { class: "kind" }, KIND_LABEL[pending.kind] || pending.kind), " ",
       h("code", {}, pending.name), " · ", deadline(pending.deadline ? pending.deadline * 1000 : null)),
-    body, result);
+    body,
+    (pending.approvals || []).length ? h("p", { class: "approvals" }, `Approved so far by ${pending.approvals.join(", ")}`)
+      : null,
+    locked ? h("p", { class: "muted not-yours" }, "Not yours to answer: the approval rules keep you from answering "
+      + "this call (you asked for it, or it needs another role or approver).") : null,
+    result);
 }
 
 /** A table of a call's arguments. */
@@ -46,13 +54,25 @@ function confirmation(pending, send) {
   const approve = h("button", { class: "approve", type: "button" }, "Approve");
   const reject = h("button", { class: "reject", type: "button" }, "Reject");
   const buttons = [approve, reject];
-  approve.addEventListener("click", () => send({ confirmed: true }, "Approved", buttons));
+  // A tool that declares its approval payload (confirmation_payload_schema) gets a form: Approve sends it.
+  const form = schemaForm(pending.payloadSchema);
+  const problem = h("div", {});
+  approve.addEventListener("click", () => {
+    problem.replaceChildren();
+    let payload;
+    try { payload = form ? form.read() : undefined; } catch (error) {
+      problem.replaceChildren(notice("error", error.message));
+      return;
+    }
+    send(payload === undefined ? { confirmed: true } : { confirmed: true, payload }, "Approved", buttons);
+  });
   reject.addEventListener("click", () => send({ confirmed: false }, "Rejected", buttons));
   return h("div", { class: "ask" },
     h("p", {}, "The agent wants to run ", h("code", { class: "tool" }, original.name || "a tool"), " with:"),
     argsTable(original.args),
     pending.hint ? h("p", { class: "hint" }, pending.hint) : null,
     pending.payload != null ? h("div", {}, h("small", {}, "payload"), h("pre", {}, json(pending.payload))) : null,
+    form ? h("div", { class: "payload-form" }, h("small", {}, "approve with"), form.element, problem) : null,
     h("div", { class: "buttons" }, approve, reject));
 }
 
