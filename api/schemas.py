@@ -165,6 +165,8 @@ class PendingCallOut(WireModel):
     response_schema: dict[str, Any] | None = None
     answer_schema: dict[str, Any] | None = None
     """A ``long_running`` call's declared answer shape (its tool's ``answer_schema``; checked by the server)."""
+    payload_schema: dict[str, Any] | None = None
+    """A ``confirmation``'s declared approval payload (its tool's ``confirmation_payload_schema``)."""
     quick_answers: list[dict[str, Any]] | None = None
     """A ``long_running`` call's one-click answers: ``[{"label", "response"}]`` (its tool's ``quick_answers``)."""
     approvals: list[str] = Field(default_factory=list)
@@ -179,7 +181,8 @@ class PendingCallOut(WireModel):
         if call.kind == "confirmation":
             confirmation = call.args.get("toolConfirmation") or {}
             details = {"original_call": call.args.get("originalFunctionCall"),
-                       "hint": confirmation.get("hint"), "payload": confirmation.get("payload")}
+                       "hint": confirmation.get("hint"), "payload": confirmation.get("payload"),
+                       "payload_schema": (call.answer or {}).get("payloadSchema")}
         elif call.kind == "input":
             details = {"question": call.args.get("message"), "response_schema": call.args.get("response_schema"),
                        "payload": call.args.get("payload")}

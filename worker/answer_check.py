@@ -4,7 +4,8 @@ function-responses, /run_sse answers, the Python client, the CLI) is refused the
 field, nothing changed. The checker itself is ``runtime.tools.answer_check``.
 
 Also where a plain long-running call's declared shape comes from: ``answer_shapes`` finds each
-``LongRunningFunctionTool``'s ``answer_shape`` in an agent tree, and the executor stores it on the pending call.
+``LongRunningFunctionTool``'s ``answer_shape`` (and each tool's ``confirmation_payload_schema``) in an agent tree,
+and the executor stores what applies to each pending call on it (``shape_for``).
 """
 
 from __future__ import annotations
@@ -13,9 +14,15 @@ import json
 import weakref
 from typing import Any
 
-from runtime.tools.answer_check import AnswerSchemaError, answer_schema, check_answer
+from runtime.events.tool_confirmation import REQUEST_CONFIRMATION_FUNCTION_CALL_NAME
+from runtime.tools.answer_check import (
+    AnswerSchemaError,
+    answer_schema,
+    check_answer,
+    check_confirmation_payload,
+)
 
-__all__ = ["AnswerSchemaError", "answer_shapes", "check_against_pending"]
+__all__ = ["AnswerSchemaError", "answer_shapes", "check_against_pending", "shape_for"]
 
 _SHAPES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
@@ -32,8 +39,23 @@ async def check_against_pending(store: Any, record_key: str, responses: list[Any
             continue
         call = json.loads(raw)
         name = call.get("name") or ""
+        if name == REQUEST_CONFIRMATION_FUNCTION_CALL_NAME:
+            check_confirmation_payload(response.id, (call.get("answer") or {}).get("payloadSchema"),
+                                       response.response)
+            continue
         check_answer(response.id, name, answer_schema(name, call.get("args") or {}, call.get("answer")),
                      response.response)
+
+
+def shape_for(shapes: dict[str, dict[str, Any]], call: Any) -> dict[str, Any] | None:
+    """What a pending call carries as ``answer``: a long-running tool's ``schema``/``quickAnswers``, or for a
+    confirmation the held tool's ``payloadSchema``; None when nothing was declared."""
+    if call.name == REQUEST_CONFIRMATION_FUNCTION_CALL_NAME:
+        original = (call.args or {}).get("originalFunctionCall") or {}
+        schema = (shapes.get(original.get("name") or "") or {}).get("payloadSchema")
+        return {"payloadSchema": schema} if schema else None
+    shape = shapes.get(call.name or "") or {}
+    return {key: shape[key] for key in ("schema", "quickAnswers") if key in shape} or None
 
 
 def answer_shapes(agent: Any) -> dict[str, dict[str, Any]]:
@@ -51,8 +73,11 @@ def answer_shapes(agent: Any) -> dict[str, dict[str, Any]]:
             return
         seen.add(id(node))
         for tool in getattr(node, "tools", None) or []:
-            shape = getattr(tool, "answer_shape", None)
-            if isinstance(shape, dict):
+            shape = dict(getattr(tool, "answer_shape", None) or {})
+            payload_schema = getattr(tool, "confirmation_payload_schema", None)
+            if isinstance(payload_schema, dict):
+                shape["payloadSchema"] = payload_schema
+            if shape:
                 shapes.setdefault(tool.name, shape)
             walk(getattr(tool, "agent", None))  # an AgentTool's agent
         for child in getattr(node, "sub_agents", None) or []:

@@ -20,7 +20,7 @@ from runtime.redis_store.availability import is_store_unavailable
 from runtime.sessions.redis_session_service import current_fence
 
 from . import attempts, audit, lease, recovery
-from .answer_check import answer_shapes
+from .answer_check import answer_shapes, shape_for
 from .codec import decode_record, response_field_names
 from .lease import Claim
 from .outcome import final_status, is_said, last_said, pending_call
@@ -207,7 +207,7 @@ class Executor:
         pending = pending_long_running_calls(session, record.id)
         if pending:
             shapes = answer_shapes(runner.agent)
-            calls = [pending_call(call, record.park_timeout, shapes.get(call.name or "")) for call in pending]
+            calls = [pending_call(call, record.park_timeout, shape_for(shapes, call)) for call in pending]
             if not await lease.add_pending(self.store, claim, calls):
                 raise LeaseLost(record.id)
             return "parked", {"pendingCalls": [call.to_json_dict() for call in calls]}
@@ -263,7 +263,7 @@ class Executor:
                 long_running = True
                 calls = [c for c in event.get_function_calls() if c.id in event.long_running_tool_ids]
                 shapes = answer_shapes(runner.agent)
-                pending = [pending_call(c, record.park_timeout, shapes.get(c.name or "")) for c in calls]
+                pending = [pending_call(c, record.park_timeout, shape_for(shapes, c)) for c in calls]
                 if pending and not await lease.add_pending(self.store, claim, pending):
                     raise LeaseLost(record.id)
         if response_fields:

@@ -2,7 +2,9 @@
 
 - an ``adk_request_input`` call (``request_input`` tool, workflow ``RequestInput``): its ``response_schema`` arg;
 - a plain long-running call whose tool declared ``answer_schema`` (``LongRunningFunctionTool``): the schema the
-  pending call carries in ``answer``.
+  pending call carries in ``answer``;
+- an ``adk_request_confirmation`` call whose tool declared ``confirmation_payload_schema`` (``FunctionTool``):
+  the approval's ``payload`` (``check_confirmation_payload``).
 
 An object schema is checked against the response itself; any other schema against ``response["result"]`` (how
 a single value is answered: ``{"result": value}``). A mismatch raises AnswerSchemaError (a UsageError: 400 over
@@ -74,6 +76,29 @@ def check_answer(call_id: str, call_name: str, schema: dict[str, Any] | None, re
         raise AnswerSchemaError(
             f"the answer to {call_name} call {call_id!r} is refused: field {field or '(the answer)'!r} {message}",
             field=field)
+
+
+def check_confirmation_payload(call_id: str, schema: dict[str, Any] | None, response: Any) -> None:
+    """Raise AnswerSchemaError when a confirmation answer's payload does not match the tool's declared
+    ``confirmation_payload_schema``: an approval must carry a matching payload, a rejection may carry none."""
+    if not schema or not isinstance(response, dict):
+        return
+    from ..events.tool_confirmation import ToolConfirmation
+
+    try:
+        answer = ToolConfirmation.from_response_dict(response)
+    except ValueError:
+        return  # not a confirmation answer at all: refused elsewhere, naming the expected shape
+    if not answer.confirmed and answer.payload is None:
+        return
+    if answer.payload is None:
+        raise AnswerSchemaError(f"the approval of confirmation {call_id!r} is refused: field 'payload' is required "
+                                f"(matching {json.dumps(schema)})", field="payload")
+    problem = first_problem(schema, answer.payload, "payload", schema)
+    if problem is not None:
+        field, message = problem
+        raise AnswerSchemaError(f"the answer to confirmation {call_id!r} is refused: field {field!r} {message}",
+                                field=field)
 
 
 def first_problem(schema: Any, value: Any, path: str, root: dict) -> tuple[str, str] | None:

@@ -25,6 +25,9 @@ class FunctionTool(BaseTool):
 
     ``require_confirmation`` (True, or a sync or async callable given the call's arguments that returns True
     when this call needs one) makes a call wait for a person's confirmation before the function runs.
+    ``confirmation_payload_schema`` (a pydantic model class, a type or a JSON Schema dict) declares the payload
+    an approval carries back (``{"confirmed": true, "payload": ...}``): the server refuses an approval whose
+    payload does not match (400 naming the field), and /ui shows it as a form.
     """
 
     def __init__(
@@ -34,6 +37,7 @@ class FunctionTool(BaseTool):
         require_confirmation: bool | Callable[..., Any] = False,
         idempotent: bool = False,
         is_long_running: bool = False,
+        confirmation_payload_schema: Any = None,
     ):
         target = func.func if hasattr(func, "func") and hasattr(func, "args") else func  # functools.partial
         name = getattr(target, "__name__", None) or type(target).__name__
@@ -42,6 +46,10 @@ class FunctionTool(BaseTool):
         )
         self.func = func
         self.require_confirmation = require_confirmation
+        from ..events.request_input import json_schema_of
+
+        self.confirmation_payload_schema: dict[str, Any] | None = json_schema_of(confirmation_payload_schema)
+        """The JSON Schema of an approval's payload (None: any payload)."""
         self._is_async = inspect.iscoroutinefunction(func) or inspect.iscoroutinefunction(
             getattr(func, "__call__", None)  # noqa: B004 - async callable objects
         )

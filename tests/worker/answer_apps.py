@@ -12,7 +12,7 @@ from pydantic import BaseModel, Field
 from runtime.agents import LlmAgent
 from runtime.apps import App
 from runtime.models import LlmRequest, ScriptedLlm
-from runtime.tools import LongRunningFunctionTool
+from runtime.tools import FunctionTool, LongRunningFunctionTool, ToolContext
 
 
 class Decision(BaseModel):
@@ -44,3 +44,32 @@ def _turn(request: LlmRequest):
 
 invoice_app = App(name="invoices", root_agent=LlmAgent(
     name="clerk", model=ScriptedLlm(responder=_turn), tools=[review_tool]))
+
+
+# --- a confirmation whose approval carries a declared payload ---------------------------------------------
+
+
+class Release(BaseModel):
+    """What the approver sends with an approval."""
+
+    reference: str = Field(pattern=r"^REF-\d+$")
+    split: int = Field(default=1, ge=1, le=4)
+
+
+def release_funds(amount: int, tool_context: ToolContext) -> dict:
+    """Release funds (held for a person's approval, which carries a reference)."""
+    confirmation = tool_context.tool_confirmation
+    return {"released": amount, "reference": confirmation.payload["reference"] if confirmation else None}
+
+
+def _release_turn(request: LlmRequest):
+    answers = [p.function_response for c in request.contents for p in c.parts or ()
+               if p.function_response and p.function_response.name == "release_funds"]
+    if not answers:
+        return types.FunctionCall(name="release_funds", args={"amount": 900})
+    return f"result: {answers[-1].response}"
+
+
+release_app = App(name="releases", root_agent=LlmAgent(
+    name="treasurer", model=ScriptedLlm(responder=_release_turn),
+    tools=[FunctionTool(release_funds, require_confirmation=True, confirmation_payload_schema=Release)]))

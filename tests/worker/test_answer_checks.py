@@ -19,12 +19,18 @@ from pydantic import BaseModel
 from agentq.local_stack import LocalStack
 from runtime.errors import UsageError
 from runtime.tools import LongRunningFunctionTool
-from runtime.tools.answer_check import AnswerSchemaError, check_answer, first_problem
+from runtime.tools.answer_check import (
+    AnswerSchemaError,
+    check_answer,
+    check_confirmation_payload,
+    first_problem,
+)
 from worker.answer_check import AnswerSchemaError as WorkerAnswerSchemaError
 from worker.answer_check import answer_shapes
 
 KEY = "answer-checks-key"
-APPS = ["tests.worker.answer_apps:invoice_app", "tests.worker.apps:asking_app"]
+APPS = ["tests.worker.answer_apps:invoice_app", "tests.worker.answer_apps:release_app",
+        "tests.worker.apps:asking_app"]
 MESSAGE = {"role": "user", "parts": [{"text": "go"}]}
 
 
@@ -86,6 +92,18 @@ def test_quick_answers_that_do_not_match_the_schema_are_refused_when_the_tool_is
 
     with pytest.raises(UsageError, match="quick answer 'Maybe' does not match answer_schema: .*field 'status'"):
         LongRunningFunctionTool(review_invoice, answer_schema=Decision, quick_answers={"Maybe": {"status": "?"}})
+
+
+def test_confirmation_payloads_are_checked_against_the_declared_shape():
+    schema = {"type": "object", "required": ["reference"], "properties": {"reference": {"type": "string"}}}
+    check_confirmation_payload("c1", schema, {"confirmed": True, "payload": {"reference": "R"}})
+    check_confirmation_payload("c1", schema, {"confirmed": False})  # a rejection needs no payload
+    check_confirmation_payload("c1", None, {"confirmed": True})
+    with pytest.raises(AnswerSchemaError, match="field 'payload' is required") as missing:
+        check_confirmation_payload("c1", schema, {"confirmed": True})
+    with pytest.raises(AnswerSchemaError, match="field 'payload.reference' must be a string") as wrong:
+        check_confirmation_payload("c1", schema, {"confirmed": True, "payload": {"reference": 1}})
+    assert (missing.value.field, wrong.value.field) == ("payload", "payload.reference")
 
 
 def test_answer_shapes_are_found_in_the_agent_tree():
@@ -190,3 +208,26 @@ async def test_schema_checked_answers_a_declared_long_running_answer_is_refused_
                                                  "response": {"status": "approved", "note": "within budget"}}])
     done = await _status(http, body["invocationId"], "completed")
     assert await _final_text(agentq, done) == "Invoice INV-7 approved (within budget)."
+
+
+@pytest.mark.timeout(120)
+async def test_schema_checked_answers_a_confirmation_payload_is_refused_unless_it_matches_its_declared_shape(
+        http, agentq):
+    body = await _parked(http, "releases")
+    [call] = body["pendingCalls"]
+    assert call["kind"] == "confirmation"
+    assert call["payloadSchema"]["required"] == ["reference"]
+    invocation_id = body["invocationId"]
+    before = await agentq.get(invocation_id)
+    with pytest.raises(AnswerSchemaError, match="field 'payload' is required"):
+        await agentq.approve(invocation_id)
+    with pytest.raises(AnswerSchemaError, match="field 'payload.reference' must match the pattern"):
+        await agentq.approve(invocation_id, payload={"reference": "nope"})
+    refused = await http.post(f"/invocations/{invocation_id}/function-responses", json={"functionResponses": [
+        {"id": call["id"], "name": call["name"], "response": {"confirmed": True,
+                                                              "payload": {"reference": "REF-1", "split": 9}}}]})
+    assert refused.status_code == 400 and "field 'payload.split' must be at most 4" in refused.json()["detail"]
+    assert (await agentq.get(invocation_id)).model_dump() == before.model_dump()  # nothing changed
+    await agentq.approve(invocation_id, payload={"reference": "REF-42"})
+    done = await _status(http, invocation_id, "completed")
+    assert await _final_text(agentq, done) == "result: {'released': 900, 'reference': 'REF-42'}"

@@ -55,7 +55,7 @@ function confirmation(pending, send) {
   const reject = h("button", { class: "reject", type: "button" }, "Reject");
   const buttons = [approve, reject];
   // A tool that declares its approval payload (confirmation_payload_schema) gets a form: Approve sends it.
-  const form = schemaForm(pending.payloadSchema);
+  const form = pending.payloadSchema?.type === "object" ? schemaForm(pending.payloadSchema) : null;
   const problem = h("div", {});
   approve.addEventListener("click", () => {
     problem.replaceChildren();
