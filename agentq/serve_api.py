@@ -90,6 +90,7 @@ def app_specs(args: argparse.Namespace) -> list[str]:
 def build(args: argparse.Namespace, redis_url: str):
     """The ASGI app for ``args`` on ``redis_url``."""
     from api import ApiSettings, create_app
+    from api.approval_policy import with_declared
     from api.auth import parse_public_routes
     from api.http_limits import ConnectionLimits
     from api.rate_limits import RateLimits
@@ -111,7 +112,8 @@ def build(args: argparse.Namespace, redis_url: str):
         rate_limits=RateLimits.from_env(),
         webhook_guard=(webhooks := WebhookSettings.from_env()).guard(),
         oidc=load_oidc(os.environ),
-        approval=load_approval_policy(os.environ),
+        approval=with_declared(load_approval_policy(os.environ),
+                               [app for app in _app_targets(app_specs(args)) if not isinstance(app, str)]),
     )
     retention = getattr(args, "retention", None) or RetentionPolicy.from_env()
     backed = redis_services(redis_url, retention=retention, webhooks=webhooks)

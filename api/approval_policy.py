@@ -131,3 +131,34 @@ def mark_answerable(view: Any, record: Any, caller: Caller, policies: ApprovalPo
             policies, caller, record, call)
     return view
 
+
+def declared_rules(apps: list[Any]) -> dict[str, dict[str, ApprovalRule]]:
+    """``{app: {tool: rule}}`` from the ``approval=`` of each FunctionTool in the apps' agent trees."""
+    rules: dict[str, dict[str, ApprovalRule]] = {}
+    for app in apps:
+        for tool in _tools(app.root_agent, set()):
+            approval = getattr(tool, "approval", None)
+            if approval is not None:
+                rules.setdefault(app.name, {})[tool.name] = ApprovalRule(
+                    roles=list(approval.roles), principals=None if approval.principals is None
+                    else list(approval.principals), separation_of_duties=approval.separation_of_duties,
+                    quorum=approval.quorum)
+    return rules
+
+
+def _tools(agent: Any, seen: set[int]) -> list[Any]:
+    if id(agent) in seen:
+        return []
+    seen.add(id(agent))
+    found = list(getattr(agent, "tools", None) or [])
+    for sub in getattr(agent, "sub_agents", None) or []:
+        found += _tools(sub, seen)
+    return found
+
+
+def with_declared(policies: ApprovalPolicies, apps: list[Any]) -> ApprovalPolicies:
+    """``policies`` over the apps' code declarations: a setting for an app and tool replaces its declaration."""
+    rules = declared_rules(apps)
+    for app, tools in policies.rules.items():
+        rules.setdefault(app, {}).update(tools)
+    return ApprovalPolicies(rules=rules)

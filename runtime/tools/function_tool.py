@@ -27,7 +27,8 @@ class FunctionTool(BaseTool):
     when this call needs one) makes a call wait for a person's confirmation before the function runs.
     ``confirmation_payload_schema`` (a pydantic model class, a type or a JSON Schema dict) declares the payload
     an approval carries back (``{"confirmed": true, "payload": ...}``): the server refuses an approval whose
-    payload does not match (400 naming the field), and /ui shows it as a form.
+    payload does not match (400 naming the field), and /ui shows it as a form. ``approval``
+    (``runtime.tools.approval.Approval``) says who may answer its confirmations (read by the API).
     """
 
     def __init__(
@@ -38,6 +39,7 @@ class FunctionTool(BaseTool):
         idempotent: bool = False,
         is_long_running: bool = False,
         confirmation_payload_schema: Any = None,
+        approval: Any = None,
     ):
         target = func.func if hasattr(func, "func") and hasattr(func, "args") else func  # functools.partial
         name = getattr(target, "__name__", None) or type(target).__name__
@@ -46,6 +48,8 @@ class FunctionTool(BaseTool):
         )
         self.func = func
         self.require_confirmation = require_confirmation
+        self.approval = approval
+        """Who may answer this tool's confirmations (a ``runtime.tools.approval.Approval``; None: the defaults)."""
         from ..events.request_input import json_schema_of
 
         self.confirmation_payload_schema: dict[str, Any] | None = json_schema_of(confirmation_payload_schema)

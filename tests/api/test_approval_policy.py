@@ -192,3 +192,29 @@ def test_a_malformed_policy_is_refused_naming_the_place(text, message):
     with pytest.raises(UsageError) as caught:
         ApprovalPolicies.parse(text)
     assert str(caught.value) == message
+
+
+def test_an_approval_declared_beside_require_confirmation_is_read_from_the_app_and_settings_override_it():
+    from api.approval_policy import with_declared
+    from runtime.agents import LlmAgent
+    from runtime.apps import App
+    from runtime.tools import FunctionTool
+    from runtime.tools.approval import Approval
+
+    def transfer_money(amount: int, to: str) -> str:
+        """Send money."""
+        return f"sent {amount} to {to}"
+
+    def refund(amount: int) -> str:
+        """Refund."""
+        return f"refunded {amount}"
+
+    agent = LlmAgent(name="teller", model="scripted", tools=[
+        FunctionTool(transfer_money, require_confirmation=True, approval=Approval(quorum=2, principals=("cfo",))),
+        FunctionTool(refund, require_confirmation=True, approval=Approval(separation_of_duties=True))])
+    app = App(name="transfers", root_agent=agent)
+    settings = ApprovalPolicies.parse('{"transfers": {"refund": {"separation_of_duties": false}}}')
+    merged = with_declared(settings, [app])
+    transfer = merged.rule_for("transfers", "transfer_money")
+    assert (transfer.quorum, transfer.principals, transfer.roles) == (2, ["cfo"], ["answer"])
+    assert merged.rule_for("transfers", "refund").separation_of_duties is False
