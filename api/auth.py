@@ -1,4 +1,10 @@
-"""Bearer-key auth: each key names the users and apps it may touch.
+"""Bearer auth: each key or token is a principal with the users and apps it may touch and the roles it holds.
+
+Keys come two ways: an unnamed ``{secret: {users, apps}}`` entry (the secret is the mapping's key; it keeps
+every role, as before roles existed; its principal id is ``key:`` and the start of its SHA-256), or a named
+``{name: {sha256, users, apps, roles}}`` entry that holds only the secret's hash (``agentq keys create``).
+Either is found by the SHA-256 of the presented secret. A bearer value shaped like a JWT is verified as an
+OIDC token when ``api.oidc`` is configured. Which roles each route needs: ``api.roles``.
 
 A key that may not touch a user's things gets 404 for them, exactly as if they did not exist, so ids never
 leak across tenants. With no keys configured the API trusts only loopback clients.
@@ -166,6 +172,8 @@ class KeyIndex(dict):
                 index[grant.sha256] = (key, grant, True)
             else:
                 index[hash_secret(key)] = (key_principal_id(key), grant, False)
+        if len(_INDEXES) >= 64:  # settings are made once per process; tests make many
+            _INDEXES.clear()
         _INDEXES[id(keys)] = (keys, index)
         return index
 
