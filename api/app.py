@@ -72,6 +72,8 @@ def create_app(
     async def lifespan(app: FastAPI):
         if settings.auth_enabled:
             log.info("agentq api: %d bearer key(s) configured", len(settings.keys))
+            if settings.oidc is not None:
+                log.info("agentq api: OIDC bearer tokens of issuer %r accepted", settings.oidc.settings.issuer)
         else:
             log.warning("agentq api: no API keys configured; serving loopback clients only")
         log.info("agentq api: serving apps %s", ", ".join(settings.app_names) or "(any)")
