@@ -146,7 +146,7 @@ def first_problem(schema: Any, value: Any, path: str, root: dict) -> tuple[str, 
         if isinstance(schema.get("pattern"), str):
             try:
                 if re.search(schema["pattern"], value) is None:
-                    return path, f"must match the pattern {schema['pattern']!r}"
+                    return path, f"must match the pattern {schema['pattern']}"
             except re.error:
                 pass
     if isinstance(value, int | float) and not isinstance(value, bool):

@@ -22,7 +22,8 @@ APP = "invoices"
 
 @pytest.fixture(scope="module")
 def quick_stack(tmp_path_factory):
-    local = LocalStack(tmp_path_factory.mktemp("quick-answers-ui"), apps=["tests.worker.answer_apps:invoice_app"],
+    local = LocalStack(tmp_path_factory.mktemp("quick-answers-ui"), apps=["tests.worker.answer_apps:invoice_app",
+                                                                      "tests.worker.answer_apps:release_app"],
                        api_keys_json=json.dumps(KEYS), extra_env={"GOOGLE_API_KEY": "", "GEMINI_API_KEY": ""})
     with local:
         yield local
@@ -76,4 +77,32 @@ def test_quick_answers_render_as_buttons_and_one_click_answers_the_call(quick_st
         assert body["pendingCalls"] == []
         approver.find("//table[@class='timeline']//td[contains(., 'Invoice INV-7 rejected (rejected with one click).')]")
         approver.shoot("quick-answers-answered")
+    assert approver.was_not_reloaded()
+
+
+@pytest.mark.timeout(300)
+def test_confirmation_payload_form_is_filled_and_sent_with_the_approval(quick_stack, approver):
+    with httpx.Client(base_url=quick_stack.base_url, headers={"Authorization": f"Bearer {BOB_KEY}"},
+                      timeout=10) as http:
+        session_id = "release-ui"
+        assert http.post(f"/apps/releases/users/bob/sessions/{session_id}").status_code == 200
+        invocation_id = http.post(f"/apps/releases/users/bob/sessions/{session_id}/invocations",
+                                  json={"newMessage": user_message("release 900")}).json()["invocationId"]
+        _status(http, invocation_id, "parked")
+        approver.open(BOB_KEY, f"#/invocations/{invocation_id}")
+        card = approver.find("//section[contains(@class, 'kind-confirmation')]")
+        reference = card.find_element("xpath", ".//div[@class='payload-form']//input[@name='reference']")
+        reference.send_keys("wrong")
+        card.find_element("xpath", ".//button[normalize-space()='Approve']").click()
+        # the server refuses the payload, naming the field, and the invocation stays parked
+        error = approver.find("//section[contains(@class, 'kind-confirmation')]//p[contains(@class, 'error')]")
+        assert "payload.reference" in error.text
+        assert _status(http, invocation_id, "parked")["pendingCalls"]
+        approver.shoot("confirmation-payload-refused")
+        reference.clear()
+        reference.send_keys("REF-42")
+        card.find_element("xpath", ".//button[normalize-space()='Approve']").click()
+        _status(http, invocation_id, "completed")
+        approver.find("//table[@class='timeline']//td[contains(., \"'reference': 'REF-42'\")]")
+        approver.shoot("confirmation-payload-approved")
     assert approver.was_not_reloaded()
