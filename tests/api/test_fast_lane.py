@@ -29,7 +29,7 @@ class FakeQueue:
         self.enqueued: list[tuple] = []
         self.fail_with = fail_with
 
-    async def enqueue(self, app, user, session, message, state_delta=None, run_config=None):
+    async def enqueue(self, app, user, session, message, state_delta=None, run_config=None, principal=None):
         if self.fail_with is not None:
             raise self.fail_with
         self.enqueued.append((app, user, session, run_config))
