@@ -50,7 +50,7 @@ async def test_enqueue_stores_a_queued_record_publishes_its_status_and_sends_one
         "new_message": types.Content(role="user", parts=[types.Part(text="hello")]).model_dump(),
         "state_delta": {"k": 1}, "run_config": {"max_llm_calls": 3}, "pending_calls": [], "responses": [],
         "attempts": 0, "time_limit": 9.0, "park_timeout": None, "webhook": None, "error": None,
-        "cancel_reason": None, "worker": None, "finished_at": None, "audit": [],
+        "cancel_reason": None, "worker": None, "finished_at": None, "audit": [], "approvals": {}, "enqueued_by": None,
     }
     entries = await streams.read_stream(store.redis, "app", "u", "s")
     assert [(e.kind, e.invocation_id, e.data) for e in entries] == [
@@ -109,7 +109,7 @@ async def _parked(store, calls):
 async def test_a_response_to_a_pending_call_requeues_the_invocation_and_a_replay_is_refused(store):
     invocation_id = await _parked(store, [PendingCall(id="c1", name="approve", args={"amount": 5})])
     assert [c.model_dump() for c in (await store.get(invocation_id)).pending_calls] == [
-        {"id": "c1", "name": "approve", "args": {"amount": 5}, "deadline": None}]
+        {"id": "c1", "name": "approve", "args": {"amount": 5}, "deadline": None, "answer": None}]
     record = await store.respond(invocation_id, [{"id": "c1", "name": "approve", "response": {"ok": True}}])
     assert (record.status, record.pending_calls) == ("queued", [])
     assert [r.model_dump(exclude_none=True) for r in record.responses] == [
