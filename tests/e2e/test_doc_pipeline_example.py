@@ -45,7 +45,8 @@ def _pending_review(draft: str) -> list[dict]:
     return [{"id": "review", "name": "adk_request_input", "args": args, "kind": "input", "deadline": None,
              "originalCall": None, "hint": None, "payload": args["payload"],
              "question": "Publish this draft about workflows?",
-             "responseSchema": REVIEW_SCHEMA}]
+             "responseSchema": REVIEW_SCHEMA, "answerSchema": None, "payloadSchema": None, "quickAnswers": None,
+             "approvals": [], "answerable": True}]
 
 
 async def _outputs_and_state(http, session_id: str) -> tuple[list[tuple[str, object]], dict]:
