@@ -10,6 +10,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Depends, Path, Query
 
 from runtime.errors import NotFoundError
+from worker.audit import AuditEntry
 
 from ..auth import Caller
 from ..deps import Services, get_caller, get_services, get_settings
@@ -20,19 +21,6 @@ from .invocations import queue_of, visible_record
 router = APIRouter(tags=["audit"])
 
 
-class AuditEntryOut(WireModel):
-    """One audited action: ``answer`` (with its ``callIds``), ``cancel`` (``reason``) or ``redeliver``
-    (``deliveryId``), by ``principal`` from ``client`` at ``at`` (unix seconds)."""
-
-    action: str
-    principal: str
-    client: str | None = None
-    at: float
-    call_ids: list[str] | None = None
-    reason: str | None = None
-    delivery_id: str | None = None
-
-
 class InvocationAuditOut(WireModel):
     """GET /invocations/{id}/audit: the invocation's entries, oldest first."""
 
@@ -40,7 +28,7 @@ class InvocationAuditOut(WireModel):
     app_name: str
     user_id: str
     session_id: str
-    entries: list[AuditEntryOut]
+    entries: list[AuditEntry]
 
 
 class AppAuditPage(WireModel):
@@ -63,7 +51,7 @@ async def invocation_audit(
     record = await visible_record(services, settings, caller, invocation_id)
     return InvocationAuditOut(
         invocation_id=record.id, app_name=record.app_name, user_id=record.user_id, session_id=record.session_id,
-        entries=[AuditEntryOut.model_validate(item.to_json_dict()) for item in record.audit])
+        entries=list(record.audit))
 
 
 @router.get("/apps/{app_name}/audit")
@@ -84,6 +72,6 @@ async def app_audit(
     return AppAuditPage(
         invocations=[InvocationAuditOut(invocation_id=item["invocationId"], app_name=app_name,
                                         user_id=item["userId"], session_id=item["sessionId"],
-                                        entries=[AuditEntryOut.model_validate(e) for e in item["entries"]])
+                                        entries=[AuditEntry.model_validate(e) for e in item["entries"]])
                      for item in page.items],
         next_page_token=page.next_page_token)
