@@ -27,17 +27,24 @@ __all__ = ["AnswerSchemaError", "answer_shapes", "check_against_pending", "shape
 _SHAPES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-async def check_against_pending(store: Any, record_key: str, responses: list[Any]) -> None:
-    """Check each final answer (not a ``will_continue`` update) against its pending call as stored on the record
-    (one HMGET). A call that is not pending is left to the respond script, which refuses it (409)."""
+async def check_against_pending(store: Any, record_key: str, responses: list[Any],
+                                 pending: list[Any] | None = None) -> None:
+    """Check each final answer (not a ``will_continue`` update) against its pending call: from ``pending`` when
+    the caller holds the record already (the API read it to apply the approval rules), else from the record as
+    stored (one HMGET). A call that is not pending is left to the respond script, which refuses it (409); a
+    call's declared shape never changes, so a record read a moment earlier gives the same answer."""
     final = [response for response in responses if not response.will_continue]
     if not final:
         return
-    stored = await store.mux.execute_command("HMGET", record_key, *(f"p:{response.id}" for response in final))
-    for response, raw in zip(final, stored, strict=True):
-        if raw is None:
+    if pending is not None:
+        held = {call.id: {"name": call.name, "args": call.args, "answer": call.answer} for call in pending}
+        calls = [held.get(response.id) for response in final]
+    else:
+        stored = await store.mux.execute_command("HMGET", record_key, *(f"p:{response.id}" for response in final))
+        calls = [None if raw is None else json.loads(raw) for raw in stored]
+    for response, call in zip(final, calls, strict=True):
+        if call is None:
             continue
-        call = json.loads(raw)
         name = call.get("name") or ""
         if name == REQUEST_CONFIRMATION_FUNCTION_CALL_NAME:
             check_confirmation_payload(response.id, (call.get("answer") or {}).get("payloadSchema"),

@@ -24,7 +24,7 @@ from runtime.statuses import InvocationStatus
 from . import follow as reading
 from .audit import AuditEntry, app_audit_page, cli_actor
 from .listing import Page
-from .record import InvocationRecord, only_confirmation
+from .record import InvocationRecord, PendingCall, only_confirmation
 from .retention import RetentionPolicy
 from .webhook_config import WebhookSettings
 
@@ -204,18 +204,22 @@ class AgentqClient:
             yield entry
 
     async def respond(
-        self, invocation_id: str, function_responses: list[FunctionResponseLike], *, actor: dict | None = None
+        self, invocation_id: str, function_responses: list[FunctionResponseLike], *, actor: dict | None = None,
+        pending: list[PendingCall] | None = None,
     ) -> InvocationRecord:
         """Answer pending long-running calls; the invocation is ``queued`` again when this returns.
 
         Each response is validated against the pending calls (id must be pending and, unless an earlier
         response had ``will_continue``, not answered already) and stored on the record before the resume job
         is sent. ``actor`` (``{"principal": ..., "client": ...}``) is recorded as who answered (worker.audit;
-        default ``cli:<os user>``); a response carrying ``agentq:answered_by`` itself is refused.
+        default ``cli:<os user>``); a response carrying ``agentq:answered_by`` itself is refused. ``pending``:
+        the record's pending calls when the caller just read the record (their answer shapes are checked from
+        it instead of read again).
         Raises InvocationNotFoundError, CallNotPendingError (nothing stored), UsageError.
         """
         self._writes("respond")
-        return await self._store.respond(invocation_id, function_responses, actor=actor or cli_actor())
+        return await self._store.respond(invocation_id, function_responses, actor=actor or cli_actor(),
+                                         pending=pending)
 
     async def approve(self, invocation_id: str, call_id: str | None = None, payload: Any = None, *,
                       actor: dict | None = None) -> InvocationRecord:

@@ -254,12 +254,13 @@ class InvocationStore:
 
     async def respond(
         self, invocation_id: str, function_responses: list[Any], *, detail: dict | None = None,
-        actor: dict | None = None,
+        actor: dict | None = None, pending: list[Any] | None = None,
     ) -> InvocationRecord:
         """Validate and store function responses; a parked invocation goes back to queued and is dispatched.
 
         ``detail`` is added to the ``queued`` status entry of a resumed invocation (why it resumed); ``actor``
-        (``{principal, client}``, worker.audit) is recorded as who answered, in the same script call."""
+        (``{principal, client}``, worker.audit) is recorded as who answered, in the same script call;
+        ``pending``: the record's pending calls when the caller read them already (spares a read)."""
         responses = [to_function_response(item) for item in function_responses]
         if not responses:
             raise UsageError("respond() needs at least one function response")
@@ -273,7 +274,7 @@ class InvocationStore:
         shard = self.shard(where)
         # Each answer against the shape its call declared (request_input's response_schema, a long-running
         # tool's answer_schema): a mismatch is a 400 naming the field, and nothing is stored.
-        await check_against_pending(self, rkey, responses)
+        await check_against_pending(self, rkey, responses, pending)
         answers: list[str] = []
         for response in responses:
             # A nameless response gets the pending call's name from the script (the model must see which

@@ -151,7 +151,8 @@ async def function_responses(
     responses = [item.model_dump(exclude_none=True) for item in body.function_responses]
     queue = queue_of(services)
     record, _ = await answer(queue, settings.approval, caller, current, responses,
-                          lambda accepted: queue.respond(invocation_id, accepted, actor=actor_of(caller)))
+                          lambda accepted: queue.respond(invocation_id, accepted, actor=actor_of(caller),
+                                                         pending=current.pending_calls))
     metrics.responded.inc()
     return InvocationOut.from_record(record)
 

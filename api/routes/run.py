@@ -74,7 +74,8 @@ def answering(queue: Any, settings: ApiSettings, caller: Caller):
                                    f"{caller.principal_id!r} has roles {list(caller.roles)!r}")
         record = await queue.get(owner)
         _, stored = await answer(queue, settings.approval, caller, record, responses,
-                                 lambda accepted: queue.respond(owner, accepted, actor=actor_of(caller)))
+                                 lambda accepted: queue.respond(owner, accepted, actor=actor_of(caller),
+                                                                pending=record.pending_calls))
         return stored
 
     return respond
