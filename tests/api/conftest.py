@@ -40,3 +40,20 @@ def keyed_app(memory_services):
     """An app with alice's and bob's keys."""
     settings = ApiSettings(app_names=["weather", "reimbursement"], keys=parse_keys(KEYS), max_body_bytes=10_000)
     return create_app(settings, memory_services)
+
+
+class _NoBroker:
+    """Run jobs go nowhere: the test plays the worker."""
+
+    def send_task(self, *args, **kwargs) -> None:
+        pass
+
+
+@pytest.fixture
+async def store(redis_url):
+    """An invocation store on the test's redis-server whose run jobs go nowhere."""
+    from worker.store import InvocationStore
+
+    store = InvocationStore(redis_url, celery_app=_NoBroker())
+    yield store
+    await store.aclose()

@@ -14,7 +14,6 @@ from api.services import redis_services
 from runtime.errors import UsageError
 from worker import lease
 from worker.record import PendingCall
-from worker.store import InvocationStore
 
 from .conftest import make_client
 
@@ -26,17 +25,6 @@ KEYS = {name: {"sha256": hash_secret(secret), "users": ["*"], "roles": ROLES[nam
 LEGACY = "legacy-shared-key-1"
 CONFIRMATION = "adk_request_confirmation"
 
-
-class _NoBroker:
-    def send_task(self, *args, **kwargs) -> None:
-        pass
-
-
-@pytest.fixture
-async def store(redis_url):
-    store = InvocationStore(redis_url, celery_app=_NoBroker())
-    yield store
-    await store.aclose()
 
 
 @pytest.fixture

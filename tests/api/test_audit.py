@@ -16,7 +16,6 @@ from worker import lease
 from worker import webhook_outbox as outbox
 from worker.audit import AUDIT_KEY
 from worker.record import PendingCall
-from worker.store import InvocationStore
 from worker.webhooks import payload
 
 from .conftest import make_client
@@ -31,17 +30,6 @@ def wire(entry: dict) -> dict:
     """An entry as the routes show it: every field, unset ones null."""
     return {"callIds": None, "reason": None, "deliveryId": None, "client": None, **entry}
 
-
-class _NoBroker:
-    def send_task(self, *args, **kwargs) -> None:
-        pass
-
-
-@pytest.fixture
-async def store(redis_url):
-    store = InvocationStore(redis_url, celery_app=_NoBroker())
-    yield store
-    await store.aclose()
 
 
 @pytest.fixture

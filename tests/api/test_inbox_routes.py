@@ -9,7 +9,6 @@ from api.auth import parse_keys
 from api.services import redis_services
 from worker import lease
 from worker.record import PendingCall
-from worker.store import InvocationStore
 from worker.workers_alive import beater
 
 from .conftest import make_client
@@ -18,19 +17,6 @@ ALICE, BOB, ADMIN = "alice-key-0001", "bob-key-000002", "admin-key-0003"
 KEYS = {ALICE: {"users": ["alice"], "apps": ["weather"]}, BOB: {"users": ["bob"], "apps": ["*"]},
         ADMIN: {"users": ["*"], "apps": ["*"]}}
 
-
-class _NoBroker:
-    """Run jobs go nowhere: the test plays the worker."""
-
-    def send_task(self, *args, **kwargs) -> None:
-        pass
-
-
-@pytest.fixture
-async def store(redis_url):
-    store = InvocationStore(redis_url, celery_app=_NoBroker())
-    yield store
-    await store.aclose()
 
 
 @pytest.fixture
