@@ -31,10 +31,6 @@ class AgentNode(BaseNode):
     def __init__(self, *, agent: BaseAgent, name: str | None = None, **data: Any):
         super().__init__(agent=agent, name=name or agent.name, description=agent.description, **data)
 
-    @property
-    def is_agent(self) -> bool:
-        return True
-
     async def _run_impl(self, *, ctx: Any, node_input: Any) -> AsyncGenerator[Any, None]:
         invocation = ctx.invocation_context.model_copy(update={
             "node_path": ctx.node_path, "node_input_content": as_user_content(node_input)})

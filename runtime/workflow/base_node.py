@@ -70,11 +70,6 @@ class BaseNode(BaseModel):
         """True for a join: it runs once every predecessor has delivered."""
         return False
 
-    @property
-    def is_agent(self) -> bool:
-        """True for a node that speaks for itself (its events are authored by its own name)."""
-        return False
-
 
 def validate_node_data(schema: Any, data: Any) -> Any:
     """``data`` checked and coerced by ``schema`` (a type or pydantic model, through a TypeAdapter; a model comes
