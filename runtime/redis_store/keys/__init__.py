@@ -14,9 +14,12 @@ from .artifacts import (
     artifact_versions,
 )
 from .invocations import (
+    INBOX_CHANGES_MAXLEN,
     app_audit,
+    app_parked,
     call_deadlines,
     dispatch_due,
+    inbox_changes,
     invocation,
     invocation_index,
     invocation_journal,
@@ -24,6 +27,7 @@ from .invocations import (
     lease_expiries,
     retention_due,
     shards,
+    status_counts,
     user_invocations,
     user_parked,
 )
@@ -97,6 +101,10 @@ __all__ = [
     "invocation_journal",
     "invocation_settled",
     "user_parked",
+    "app_parked",
+    "inbox_changes",
+    "INBOX_CHANGES_MAXLEN",
+    "status_counts",
     "retention_due",
     "workers",
     "workers_alive",

@@ -74,3 +74,31 @@ def app_audit(app_name: str) -> str:
     redeliveries), scored by its first entry's time (ms); the entries live on the record (``audit`` field), so
     they expire with it, and the sweeper removes the member when the record is gone (``worker.audit``)."""
     return f"{PREFIX}{app_tag(app_name)}:audit"
+
+
+def inbox_changes(shard: str = "") -> str:
+    """Stream: the inbox's change feed, one entry per change of what an approver sees (fields ``app``, ``user``,
+    ``inv``, ``change``: ``parked``, ``answered``, ``expired``, ``cancelled``, ``settled``), appended by the status
+    scripts in the same step as the change and trimmed to about ``INBOX_CHANGES_MAXLEN`` entries. API processes
+    follow it with one blocking XREAD each (shared by every open page), never by polling. ``shard``: see
+    ``sharded``."""
+    return sharded("inbox_changes", shard)
+
+
+INBOX_CHANGES_MAXLEN = 10_000
+"""About how many entries each inbox change stream keeps (a follower that fell further behind reloads)."""
+
+
+def app_parked(app_name: str, shard: str = "") -> str:
+    """Sorted set: every parked invocation of an app across its users, members JSON ``[user, invocation_id]``
+    scored by creation time (ms), kept by the status scripts beside each user's ``user_parked``; the inbox's
+    first page for a wildcard approver reads it instead of every user's index. On one node ``shard`` is '' and the
+    key is ``agentq:{<app>}:parked``'s sibling ``agentq:app_parked:<app>``; on a Cluster one copy per shard."""
+    return sharded(f"app_parked:{_part(app_name)}", shard)
+
+
+def status_counts(shard: str = "") -> str:
+    """Hash: exact invocation counts by status, kept by the status scripts in the same step as each transition:
+    field ``<status>`` (all apps), ``a:<app>:<status>`` (one app) and ``u:<app>/<user>:<status>`` (one user,
+    names escaped as in ``user_tag``). Readers sum the shards in use (one on a single node)."""
+    return sharded("status_counts", shard)
