@@ -92,8 +92,8 @@ INBOX_CHANGES_MAXLEN = 10_000
 def app_parked(app_name: str, shard: str = "") -> str:
     """Sorted set: every parked invocation of an app across its users, members JSON ``[user, invocation_id]``
     scored by creation time (ms), kept by the status scripts beside each user's ``user_parked``; the inbox's
-    first page for a wildcard approver reads it instead of every user's index. On one node ``shard`` is '' and the
-    key is ``agentq:{<app>}:parked``'s sibling ``agentq:app_parked:<app>``; on a Cluster one copy per shard."""
+    first page for a wildcard approver reads it instead of every user's index. On one node the key is
+    ``agentq:app_parked:<app>``; on a Cluster one copy per shard (``sharded``)."""
     return sharded(f"app_parked:{_part(app_name)}", shard)
 
 
