@@ -1,0 +1,57 @@
+"""The names the conformance agents use, from google-adk (when recording the cases with ``adk api_server``, in
+bench/.adk-venv, ``CONFORMANCE_LIB=adk``) or from agentq's ``runtime`` (when agentq serves them): one agent code
+base for both, so a recorded case says what google-adk does with exactly the agent agentq then runs.
+
+The model of every agent is a ``Scripted`` model: its answer is a function of the request (which tool answers are
+in it), so recording needs no network. Under replay both servers swap it for the recorded answers anyway.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import Callable
+
+from google.genai import types
+
+ROOT = "google.adk" if os.environ.get("CONFORMANCE_LIB") == "adk" else "runtime"
+
+_agents = importlib.import_module(f"{ROOT}.agents")
+_models = importlib.import_module(f"{ROOT}.models")
+_tools = importlib.import_module(f"{ROOT}.tools")
+_workflow = importlib.import_module(f"{ROOT}.workflow")
+_events = importlib.import_module(f"{ROOT}.events")
+
+LlmAgent = _agents.LlmAgent
+BaseLlm, LlmResponse = _models.BaseLlm, _models.LlmResponse
+FunctionTool, LongRunningFunctionTool, ToolContext = _tools.FunctionTool, _tools.LongRunningFunctionTool, _tools.ToolContext
+Workflow, node, START = _workflow.Workflow, _workflow.node, _workflow.START
+Event, RequestInput = _events.Event, _events.RequestInput
+
+
+def answers(request, name: str) -> list[dict]:
+    """The responses to calls of ``name`` already in the request's contents, oldest first."""
+    return [part.function_response.response or {}
+            for content in request.contents for part in content.parts or ()
+            if part.function_response is not None and part.function_response.name == name]
+
+
+def text(value: str):
+    """A model answer saying ``value``."""
+    return LlmResponse(content=types.Content(role="model", parts=[types.Part(text=value)]))
+
+
+def calls(name: str, **args):
+    """A model answer calling ``name`` with ``args``."""
+    return LlmResponse(content=types.Content(
+        role="model", parts=[types.Part(function_call=types.FunctionCall(name=name, args=args))]))
+
+
+def scripted(reply: Callable) -> BaseLlm:
+    """A model whose answer to each request is ``reply(request)``."""
+
+    class Scripted(BaseLlm):
+        async def generate_content_async(self, llm_request, stream: bool = False):
+            yield reply(llm_request)
+
+    return Scripted(model="conformance-scripted")
