@@ -25,13 +25,14 @@ class LocalStack:
     """redis-server + ``agentq worker`` processes + an ``agentq api`` process, on free local ports."""
 
     def __init__(self, data_dir: str | os.PathLike, *, apps: list[str], workers: int = 1,
-                 api_keys_json: str | None = None, extra_env: dict[str, str] | None = None):
+                 api_keys_json: str | None = None, extra_env: dict[str, str] | None = None,
+                 api_port: int | None = None):
         from runtime.redis_store.launcher import EmbeddedRedis, free_port
 
         self.data_dir = Path(data_dir)
         self.apps = apps
         self.redis = EmbeddedRedis(self.data_dir / "redis")
-        self.api_port = free_port()
+        self.api_port = api_port or free_port()
         self.worker_count = workers
         self.api_keys_json = api_keys_json
         self.extra_env = extra_env or {}

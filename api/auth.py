@@ -26,6 +26,7 @@ from fastapi import Request
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from runtime.errors import NotFoundError, UsageError
+from worker.audit import LOOPBACK
 
 if TYPE_CHECKING:
     from .oidc import OidcVerifier
@@ -118,7 +119,7 @@ class Caller:
     """
 
     grant: KeyGrant | None
-    principal_id: str = "loopback"
+    principal_id: str = LOOPBACK
     client: str | None = None
     named: bool = False
     """True for a named key or a token (a principal with an identity); False for loopback and the unnamed

@@ -28,6 +28,11 @@ from runtime.redis_store import keys
 AUDIT_KEY = "agentq:answered_by"
 """The ``custom_metadata`` key of a function response event: ``{call_id: {principal, client, at}}``."""
 
+LOOPBACK = "loopback"
+"""The principal of every caller when the API runs without auth (api.auth.Caller): it names nobody, so an answer
+from it is kept in the record's audit only and not stamped on the event; the event then is exactly what ADK's
+own server (which has no auth) commits, as google-adk's conformance tool checks."""
+
 AuditAction = Literal["answer", "cancel", "redeliver"]
 
 
@@ -102,10 +107,11 @@ def refuse_forged(responses: list[Any]) -> None:
 
 def answered_by(record: Any, call_ids: list[str]) -> dict[str, Any] | None:
     """``{AUDIT_KEY: {call_id: who}}`` for the calls of ``call_ids`` the record's audit names (latest answer
-    wins), or None when none is named: the function response event's ``custom_metadata``."""
+    wins), or None when none is named: the function response event's ``custom_metadata``. Answers from
+    ``LOOPBACK`` (auth off) name nobody and are left out."""
     found: dict[str, Any] = {}
     for item in record.audit:
-        if item.action == "answer":
+        if item.action == "answer" and item.principal != LOOPBACK:
             for call_id in item.call_ids or ():
                 if call_id in call_ids:
                     found[call_id] = who(item)

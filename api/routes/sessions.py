@@ -29,8 +29,9 @@ MAX_SESSIONS_PAGE = 1000
 
 
 def session_json(session: Session, *, with_events: bool = True) -> dict[str, Any]:
-    """The wire form of a session (camelCase, as ADK's api server sends it)."""
-    exclude = None if with_events else {"events"}
+    """The wire form of a session (camelCase, as ADK's api server sends it). The store's ``version`` (a commit
+    counter) stays out: ADK's own Session model forbids unknown fields, so its clients could not read it."""
+    exclude = {"version"} if with_events else {"version", "events"}
     body = session.model_dump(mode="json", by_alias=True, exclude_none=True, exclude=exclude)
     if not with_events:
         body["events"] = []

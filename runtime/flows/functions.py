@@ -96,15 +96,21 @@ async def run_calls(
 
 
 def _with_confirmation_request(ctx, author, calls, answer: Event, requests) -> list[Event]:
-    """The answer event and the confirmation request, in ADK's order: when every answer waits for a
-    confirmation, the request comes first and the answer ends the step (no model call); otherwise the
-    settled answers come first and the request (long-running, so final) ends it."""
+    """The answer event and the confirmation request, in the order google-adk 2.13 commits them.
+
+    Some answers settled: the answer (settled ones and "waiting" ones), then the request, which is long-running
+    and so ends the step. Every answer waiting: the answer carries ``skip_summarization`` (no model call follows);
+    calls held by ``require_confirmation`` (the tool never ran) are answered first and then asked about, while a
+    tool that asked for its confirmation itself (``tool_context.request_confirmation``) has the request first."""
     request = confirmation.request_event(ctx, author, calls, requests)
-    if all(response.id in requests for response in answer.get_function_responses()):
-        answer.actions.skip_summarization = True
-        return [request, answer]
-    answer.actions.skip_summarization = None
-    return [answer, request]
+    responses = answer.get_function_responses()
+    if not all(response.id in requests for response in responses):
+        answer.actions.skip_summarization = None
+        return [answer, request]
+    answer.actions.skip_summarization = True
+    if all(response.response == confirmation.CONFIRMATION_REQUIRED_ERROR for response in responses):
+        return [answer, request]
+    return [request, answer]
 
 
 def merge_actions(all_actions: list[EventActions]) -> EventActions:
