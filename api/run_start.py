@@ -34,10 +34,10 @@ class RunStart:
 
 
 async def start_run(body: AgentRunRequest, queue: Any, session_service: Any, *, principal: str | None = None,
-                    respond: Callable[[str, list[dict]], Awaitable[bool]] | None = None) -> RunStart:
+                    respond: Callable[[str, list[dict], dict | None], Awaitable[bool]] | None = None) -> RunStart:
     """Enqueue, resume or follow, as the module docstring says. ``principal`` is recorded as who enqueued;
-    ``respond(owner, responses)`` stores answers under the approval rules (``api.answering``) and says whether
-    the invocation resumed (False: an approval below its quorum was recorded; nothing runs yet)."""
+    ``respond(owner, responses, state_delta)`` stores answers under the approval rules (``api.answering``), the
+    state delta committed with them, and says whether the invocation resumed (False: an approval below its quorum was recorded; nothing runs yet)."""
     if body.new_message is None:
         return await _follow(body, queue)
     parts = body.new_message.parts or []
@@ -48,8 +48,9 @@ async def start_run(body: AgentRunRequest, queue: Any, session_service: Any, *, 
             after = await queue.stream_position(owner)
             responses = [answer.model_dump(mode="json", exclude_none=True) for answer in answers]
             if respond is None:
-                await queue.respond(owner, responses)  # CallNotPendingError (409) before anything is stored
-            elif not await respond(owner, responses):
+                # CallNotPendingError (409) before anything is stored
+                await queue.respond(owner, responses, state_delta=body.state_delta)
+            elif not await respond(owner, responses, body.state_delta):
                 return RunStart(invocation_id=owner, after=after, idle=True)
             return RunStart(invocation_id=owner, after=after)
     if body.invocation_id is not None:

@@ -205,7 +205,7 @@ class AgentqClient:
 
     async def respond(
         self, invocation_id: str, function_responses: list[FunctionResponseLike], *, actor: dict | None = None,
-        pending: list[PendingCall] | None = None,
+        pending: list[PendingCall] | None = None, state_delta: dict[str, Any] | None = None,
     ) -> InvocationRecord:
         """Answer pending long-running calls; the invocation is ``queued`` again when this returns.
 
@@ -214,12 +214,13 @@ class AgentqClient:
         is sent. ``actor`` (``{"principal": ..., "client": ...}``) is recorded as who answered (worker.audit;
         default ``cli:<os user>``); a response carrying ``agentq:answered_by`` itself is refused. ``pending``:
         the record's pending calls when the caller just read the record (their answer shapes are checked from
-        it instead of read again).
+        it instead of read again). ``state_delta`` is committed with the response event when the invocation
+        resumes, as ADK's runner commits a message's state delta.
         Raises InvocationNotFoundError, CallNotPendingError (nothing stored), UsageError.
         """
         self._writes("respond")
         return await self._store.respond(invocation_id, function_responses, actor=actor or cli_actor(),
-                                         pending=pending)
+                                         pending=pending, state_delta=state_delta)
 
     async def approve(self, invocation_id: str, call_id: str | None = None, payload: Any = None, *,
                       actor: dict | None = None) -> InvocationRecord:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from .inputs import split_state_delta
 from .record import InvocationRecord, PendingCall
 
 _JSON_FIELDS = ("new_message", "state_delta", "run_config", "error")
@@ -66,7 +67,9 @@ def decode_record(fields: dict[str, str]) -> InvocationRecord:
         elif name in _STR_FIELDS:
             values[name] = raw
     values["pending_calls"] = [PendingCall(**call) for _, call in sorted(pending, key=lambda item: item[0])]
-    values["responses"] = [response for _, response in sorted(responses)]
+    values["responses"], delta = split_state_delta([response for _, response in sorted(responses)])
+    if delta:
+        values["response_state_delta"] = delta
     return InvocationRecord.model_validate(values)
 
 

@@ -239,6 +239,8 @@ class Executor:
             if message is record.new_message and record.state_delta:
                 kwargs["state_delta"] = record.state_delta
             elif message is not record.new_message:  # function responses: who answered each (worker.audit)
+                if record.response_state_delta:  # sent with the answers: committed with them, as ADK does
+                    kwargs["state_delta"] = record.response_state_delta
                 answered = audit.answered_by(record, [p.function_response.id for p in message.parts
                                                       if p.function_response])
                 if answered:

@@ -72,6 +72,7 @@ class WorkerHost:
         from runtime.runners import Runner
         from runtime.tracing import RedisSpanStore
 
+        from .conformance import replay_plugins
         from .journal import RedisToolJournal
 
         journal = RedisToolJournal(self.store)
@@ -79,7 +80,8 @@ class WorkerHost:
         spans = RedisSpanStore(self.redis_url, ttl_s=self.store.retention.settled_s)  # the trace view's spans
         runners = {
             name: Runner(app_name=name, agent=app.root_agent, session_service=self.store.session_service,
-                         artifact_service=artifacts, tool_journal=journal, plugins=app.plugins,
+                         artifact_service=artifacts, tool_journal=journal,
+                         plugins=[*app.plugins, *replay_plugins()],
                          events_compaction_config=app.events_compaction_config, span_store=spans)
             for name, app in self.apps.items()
         }

@@ -63,3 +63,25 @@ def run_config_dict(run_config: Any) -> dict | None:
     with contextlib.suppress(AttributeError):
         return run_config.model_dump(mode="json", exclude_none=True)
     raise UsageError(f"run_config must be a RunConfig or a dict, not {type(run_config).__name__!r}")
+
+
+STATE_DELTA_KEY = "agentqStateDelta"
+"""Key of a stored function response (its ``r:<seq>`` JSON on the record) holding the ``state_delta`` sent with
+it (``/run_sse``'s body): the worker applies it with the response event, as ADK's runner does. A FunctionResponse
+has no such field, so no client's answer can carry one."""
+
+
+def with_state_delta(wire: dict[str, Any], state_delta: dict[str, Any] | None) -> dict[str, Any]:
+    """A stored response carrying the state delta sent with it (unchanged without one)."""
+    return {**wire, STATE_DELTA_KEY: state_delta} if state_delta else wire
+
+
+def split_state_delta(stored: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Stored responses without their state deltas, and those deltas merged in the order they were sent."""
+    responses, delta = [], {}
+    for response in stored:
+        if STATE_DELTA_KEY in response:
+            response = dict(response)
+            delta.update(response.pop(STATE_DELTA_KEY) or {})
+        responses.append(response)
+    return responses, delta

@@ -76,6 +76,10 @@ class InvocationRecord(_Wire):
     pending_calls: list[PendingCall] = Field(default_factory=list)
     responses: list[types.FunctionResponse] = Field(default_factory=list)
     """Function responses accepted for this invocation and not yet handed to the runner."""
+    response_state_delta: dict[str, Any] | None = None
+    """The ``state_delta`` sent with those responses (``/run_sse``'s body), merged in the order sent: committed
+    with the response event, as ADK's runner commits a message's state delta (stored inside the responses'
+    ``r:<seq>`` fields, see worker.inputs.STATE_DELTA_KEY)."""
     attempts: int = 0
     """How many times a worker took the session lease to run this invocation."""
     time_limit: float | None = None

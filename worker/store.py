@@ -31,7 +31,7 @@ from .answer_check import check_against_pending
 from .broker import broker_url, kombu_broker
 from .codec import decode_record, dumps, encode_fields, encode_record
 from .dispatch import DISPATCH_GRACE_S, Dispatcher
-from .inputs import run_config_dict, to_content, to_function_response
+from .inputs import run_config_dict, to_content, to_function_response, with_state_delta
 from .record import InvocationRecord
 from .retention import RetentionPolicy
 from .shards import register, shard_of
@@ -254,9 +254,10 @@ class InvocationStore:
 
     async def respond(
         self, invocation_id: str, function_responses: list[Any], *, detail: dict | None = None,
-        actor: dict | None = None, pending: list[Any] | None = None,
+        actor: dict | None = None, pending: list[Any] | None = None, state_delta: dict | None = None,
     ) -> InvocationRecord:
         """Validate and store function responses; a parked invocation goes back to queued and is dispatched.
+        ``state_delta`` is committed with the response event when the invocation resumes (worker.inputs).
 
         ``detail`` is added to the ``queued`` status entry of a resumed invocation (why it resumed); ``actor``
         (``{principal, client}``, worker.audit) is recorded as who answered, in the same script call;
@@ -282,6 +283,8 @@ class InvocationStore:
             wire = response.model_dump(mode="json", exclude_none=True)
             if not response.name:
                 wire.pop("name", None)
+            if response is responses[0]:
+                wire = with_state_delta(wire, state_delta)
             answers += [response.id, response.name or "", "1" if response.will_continue else "0", dumps(wire)]
         # One round trip: validation, storing, requeueing, the watchdog entry and the record as stored.
         reply = await RESPOND(

@@ -68,14 +68,15 @@ def answering(queue: Any, settings: ApiSettings, caller: Caller):
     """How a message of FunctionResponses is stored: as ``/function-responses`` does (the ``answer`` role,
     then the approval rules); True when the invocation resumed."""
 
-    async def respond(owner: str, responses: list[dict]) -> bool:
+    async def respond(owner: str, responses: list[dict], state_delta: dict | None = None) -> bool:
         if not caller.has_any(ANSWER):
             raise MissingRoleError(f"answering a parked call needs role 'answer'; principal "
                                    f"{caller.principal_id!r} has roles {list(caller.roles)!r}")
         record = await queue.get(owner)
         _, stored = await answer(queue, settings.approval, caller, record, responses,
                                  lambda accepted: queue.respond(owner, accepted, actor=actor_of(caller),
-                                                                pending=record.pending_calls))
+                                                                pending=record.pending_calls,
+                                                                state_delta=state_delta))
         return stored
 
     return respond

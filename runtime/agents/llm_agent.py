@@ -184,6 +184,9 @@ class LlmAgent(BaseAgent):
             tools.append(FunctionTool(transfer_to_agent))
         cache.tools = {tool.name: tool for tool in tools}
         declarations = [d for d in (tool._get_declaration() for tool in tools) if d is not None]
+        if targets:
+            names = [target.name for target in targets]
+            declarations = [_only_agents(d, names) if d.name == "transfer_to_agent" else d for d in declarations]
         cache.declarations = types.Tool(function_declarations=declarations) if declarations else None
         cache.tools_key = key
         return cache
@@ -266,3 +269,21 @@ class _Cache:
 
 
 Agent = LlmAgent
+
+
+def _only_agents(declaration: types.FunctionDeclaration, names: list[str]) -> types.FunctionDeclaration:
+    """transfer_to_agent's declaration with ``agent_name`` limited to ``names`` (an enum, as ADK 2.13 declares
+    it), so the model is told exactly which agents it may hand over to."""
+    declaration = declaration.model_copy(deep=True)
+    if declaration.parameters_json_schema is not None:
+        schema = dict(declaration.parameters_json_schema)
+        properties = dict(schema.get("properties") or {})
+        if "agent_name" in properties:
+            properties["agent_name"] = {**properties["agent_name"], "enum": names}
+            schema["properties"] = properties
+            declaration.parameters_json_schema = schema
+    elif declaration.parameters is not None and declaration.parameters.properties:
+        field = declaration.parameters.properties.get("agent_name")
+        if field is not None:
+            field.enum = names
+    return declaration

@@ -99,16 +99,18 @@ def _with_confirmation_request(ctx, author, calls, answer: Event, requests) -> l
     """The answer event and the confirmation request, in the order google-adk 2.13 commits them.
 
     Some answers settled: the answer (settled ones and "waiting" ones), then the request, which is long-running
-    and so ends the step. Every answer waiting: the answer carries ``skip_summarization`` (no model call follows);
-    calls held by ``require_confirmation`` (the tool never ran) are answered first and then asked about, while a
-    tool that asked for its confirmation itself (``tool_context.request_confirmation``) has the request first."""
+    and so ends the step. Every answer waiting: the answer carries ``skip_summarization`` (no model call follows)
+    and the request comes first, except for an agent run by the Runner itself (not as a workflow node) whose
+    calls were all held by ``require_confirmation`` (the tool never ran): those are answered first, then asked
+    about."""
     request = confirmation.request_event(ctx, author, calls, requests)
     responses = answer.get_function_responses()
     if not all(response.id in requests for response in responses):
         answer.actions.skip_summarization = None
         return [answer, request]
     answer.actions.skip_summarization = True
-    if all(response.response == confirmation.CONFIRMATION_REQUIRED_ERROR for response in responses):
+    held = all(response.response == confirmation.CONFIRMATION_REQUIRED_ERROR for response in responses)
+    if held and ctx.node_path is None:
         return [answer, request]
     return [request, answer]
 

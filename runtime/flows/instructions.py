@@ -131,7 +131,8 @@ async def system_instruction(agent: LlmAgent, ctx: InvocationContext, targets: l
         paragraphs.append(await resolve_instruction(global_instruction, ctx))
     if agent.instruction:
         paragraphs.append(await resolve_instruction(agent.instruction, ctx))
-    if getattr(agent, "mode", None) != "single_turn":  # as ADK: a single_turn agent is given no identity
+    # as ADK 2.13: a single_turn agent is given no identity, nor is an agent run as a workflow node (single turn)
+    if getattr(agent, "mode", None) != "single_turn" and ctx.node_path is None:
         paragraphs.append(identity(agent))
     if targets:
         paragraphs.append(transfer_instruction(agent, targets))

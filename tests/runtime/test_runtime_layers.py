@@ -39,6 +39,7 @@ LAYERS = [
     ["runtime.contexts"],
     ["runtime.tools"],
     ["runtime.flows"],
+    ["runtime.conformance"],
     ["runtime.utils"],
     ["runtime.agents"],
     ["runtime.workflow"],
