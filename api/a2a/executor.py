@@ -15,10 +15,10 @@ import json
 import logging
 from typing import Any
 
+from a2a.helpers.proto_helpers import new_task
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.events import EventQueue
 from a2a.server.id_generator import IDGenerator, IDGeneratorContext
-from a2a.helpers.proto_helpers import new_task
 from a2a.server.tasks import TaskUpdater
 from a2a.types import Part, TaskState
 from google.protobuf import json_format, struct_pb2
