@@ -43,6 +43,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="serve this built web UI at /dev-ui/, e.g. google-adk's dev UI (its google/adk/cli/browser "
         "folder); it sends no key, so use it without API keys (AGENTQ_DEV_UI_DIR)",
     )
+    parser.add_argument(
+        "--a2a", action="append", dest="a2a_apps", default=None, metavar="NAME",
+        help="serve this app (one of --app, given as module:attr) as an A2A agent at /a2a/NAME; repeatable "
+        "(AGENTQ_A2A_APPS, comma-separated)",
+    )
+    parser.add_argument(
+        "--a2a-url", default=env("AGENTQ_A2A_URL"),
+        help="the public base URL the A2A agent cards name (AGENTQ_A2A_URL; default http://HOST:PORT)",
+    )
     parser.add_argument("--log-level", default=argparse.SUPPRESS, help="(AGENTQ_LOG_LEVEL, info)")
     parser.add_argument("--access-log", action="store_true", help="log every request")
 
@@ -117,10 +126,30 @@ def build(args: argparse.Namespace, redis_url: str):
     )
     retention = getattr(args, "retention", None) or RetentionPolicy.from_env()
     backed = redis_services(redis_url, retention=retention, webhooks=webhooks)
-    return create_app(
+    app = create_app(
         settings, backed.services, stats_provider=backed.stats_provider, on_shutdown=backed.aclose,
         edge=EdgeSettings.from_env(),
     )
+    served_over_a2a = a2a_apps(args, _app_targets(app_specs(args)))
+    if served_over_a2a:
+        from api.a2a import mount_a2a
+
+        base_url = getattr(args, "a2a_url", None) or f"http://{args.host}:{args.port}"
+        mount_a2a(app, settings, backed.services, served_over_a2a, base_url.rstrip("/"))
+    return app
+
+
+def a2a_apps(args: argparse.Namespace, targets: list) -> dict:
+    """The root agents of the apps served over A2A, by name (--a2a, else AGENTQ_A2A_APPS). UsageError for a
+    name that is not an app given as module:attr."""
+    names = [name.strip() for value in (getattr(args, "a2a_apps", None) or [os.environ.get("AGENTQ_A2A_APPS", "")])
+             for name in value.split(",") if name.strip()]
+    loaded = {target.name: target for target in targets if not isinstance(target, str)}
+    missing = [name for name in names if name not in loaded]
+    if missing:
+        raise UsageError(f"--a2a {', '.join(missing)}: not an app given as module:attr with --app/AGENTQ_APPS "
+                         f"(loaded: {sorted(loaded) or 'none'})")
+    return {name: getattr(loaded[name], "root_agent", loaded[name]) for name in names}
 
 
 def run(args: argparse.Namespace) -> int:

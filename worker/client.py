@@ -59,7 +59,7 @@ class AgentqClient:
         no broker (a store on a Redis Cluster, no ``AGENTQ_BROKER_URL``); its methods that write (create_session,
         delete_session, enqueue, respond, approve, reject, cancel) raise UsageError before sending anything."""
         from .local_redis import discover_url
-        from .reads import DeadLetters, InboxReads, OpsReads, SessionTraces
+        from .reads import A2ATasks, DeadLetters, InboxReads, OpsReads, SessionTraces
         from .store import InvocationStore
 
         self.redis_url = redis_url = redis_url or discover_url()
@@ -75,6 +75,8 @@ class AgentqClient:
         """Webhook notifications given up on, and sending one again."""
         self.traces = SessionTraces(self._store)
         """The spans saved for a session, and which users have a session of a given id."""
+        self.a2a_tasks = A2ATasks(self._store)
+        """The A2A tasks of an app served over A2A (api.a2a): saved whole by the A2A SDK, read by any API process."""
 
     async def aclose(self) -> None:
         """Close the Redis connections."""
@@ -149,6 +151,7 @@ class AgentqClient:
         park_timeout: float | None = None,
         webhook: str | None = None,
         principal: str | None = None,
+        invocation_id: str | None = None,
     ) -> str:
         """Record a new invocation as ``queued`` behind the session's earlier ones, send its run job; its id.
 
@@ -158,12 +161,15 @@ class AgentqClient:
         ``webhook`` (an http(s) URL) is POSTed a signed notification when the invocation parks, completes,
         fails, is cancelled or a pending call expires (default: the app's URL in ``webhooks``, else none).
         ``principal`` (the API's caller) is recorded as who enqueued it, for the approval rules.
+        ``invocation_id``: the id to give it, minted by the caller with ``runtime.ids.new_invocation_id`` (an A2A
+        task's id is its invocation's); an id in use is refused. Default: a new one.
         Raises SessionNotFoundError, InvalidMessageError, UsageError (a webhook that is not an http(s) URL).
         """
         self._writes("enqueue")
         return await self._store.enqueue(
             app_name, user_id, session_id, new_message, state_delta, run_config,
             time_limit=time_limit, park_timeout=park_timeout, webhook=webhook, principal=principal,
+            invocation_id=invocation_id,
         )
 
     async def add_approval(self, invocation_id: str, call_id: str, principal: str) -> list[str] | None:

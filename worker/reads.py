@@ -143,3 +143,30 @@ class SessionTraces:
 
         return await RedisSpanStore(client=self._store.redis).list(app_name=app_name, user_id=user_id,
                                                                    session_id=session_id)
+
+
+class A2ATasks:
+    """The A2A tasks of apps served over A2A (``api.a2a``), as the A2A SDK saves them (``worker.a2a_tasks``)."""
+
+    def __init__(self, store):
+        self._store = store
+
+    async def save(self, app: str, task_id: str, data: str) -> None:
+        from . import a2a_tasks
+
+        await a2a_tasks.save(self._store, app, task_id, data)
+
+    async def get(self, app: str, task_id: str) -> str | None:
+        from . import a2a_tasks
+
+        return await a2a_tasks.get(self._store, app, task_id)
+
+    async def newest(self, app: str, count: int) -> list[str]:
+        from . import a2a_tasks
+
+        return await a2a_tasks.newest(self._store, app, count)
+
+    async def delete(self, app: str, task_id: str) -> None:
+        from . import a2a_tasks
+
+        await a2a_tasks.delete(self._store, app, task_id)

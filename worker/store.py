@@ -197,7 +197,7 @@ class InvocationStore:
     async def enqueue(
         self, app: str, user: str, session_id: str, new_message: Any, state_delta: dict | None,
         run_config: Any, *, time_limit: float | None = None, park_timeout: float | None = None,
-        webhook: str | None = None, principal: str | None = None,
+        webhook: str | None = None, principal: str | None = None, invocation_id: str | None = None,
     ) -> str:
         """Store a queued record behind the session's queue, publish its status, send its run job.
 
@@ -209,8 +209,11 @@ class InvocationStore:
         if webhook and self.clients.is_cluster:
             raise UsageError(f"webhooks are not delivered by a store on Redis Cluster ({self.redis_url!r}): "
                              "use a single Redis node or Sentinel for invocations with a webhook")
+        if invocation_id is not None and await self.redis.exists(self.record_key(
+                invocation_id, Where(app=app, user=user, session=session_id))):
+            raise UsageError(f"invocation id {invocation_id!r} is in use")
         record = InvocationRecord(
-            id=new_invocation_id(), app_name=app, user_id=user, session_id=session_id,
+            id=invocation_id or new_invocation_id(), app_name=app, user_id=user, session_id=session_id,
             new_message=to_content(new_message), state_delta=state_delta or None,
             run_config=run_config_dict(run_config), time_limit=time_limit, park_timeout=park_timeout,
             webhook=webhook, enqueued_by=principal,

@@ -9,6 +9,7 @@ event that carries an ``app:`` delta pays one extra round trip.
 from __future__ import annotations
 
 from ._naming import PREFIX, app_tag, sharded, user_tag
+from .a2a import a2a_task, a2a_tasks
 from .artifacts import (
     artifact_index,
     artifact_versions,
@@ -67,6 +68,8 @@ from .workers import (
 )
 
 __all__ = [
+    "a2a_task",
+    "a2a_tasks",
     "PREFIX",
     "app_tag",
     "sharded",
