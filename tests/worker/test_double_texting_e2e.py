@@ -8,10 +8,15 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import json
+import os
+import subprocess
+import sys
 
 import pytest
 
 from runtime.events.rewinds import live_events
+from tests.worker.conftest import ROOT
 from worker.rewind import SessionBusyError
 
 SENDERS = 20
@@ -105,3 +110,33 @@ async def test_twenty_concurrent_rollback_senders_leave_one_run_on_a_session_put
     assert shown[-1].is_final_response()
     assert stored.state["topic"] == str(sent.index(live[0]))
 
+
+
+def _agentq(redis_url: str, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "agentq.cli", *args], cwd=ROOT, capture_output=True, text=True,
+                          timeout=60, env={**os.environ, "AGENTQ_REDIS_URL": redis_url, "PYTHONPATH": str(ROOT)})
+
+
+def _lines(result: subprocess.CompletedProcess) -> list[dict]:
+    assert result.returncode == 0, result.stderr
+    return [json.loads(line) for line in result.stdout.splitlines()]
+
+
+def test_the_terminal_enqueues_with_a_strategy_and_rewinds_a_session_once_nothing_runs_on_it(workers, user):
+    url = workers.redis_url
+    [first, *_] = _lines(_agentq(url, "enqueue", "approval", user, "Please pay 100", "--follow"))
+    session_id = first["sessionId"]
+    [second, *entries] = _lines(_agentq(url, "enqueue", "approval", user, "Please pay 5", "--session", session_id,
+                                        "--strategy", "rollback", "--follow"))
+    assert [e["data"]["status"] for e in entries if e["kind"] == "status"][-1] == "parked"
+    [record] = _lines(_agentq(url, "get", first["invocationId"]))
+    assert (record["status"], record["cancelReason"]) == (
+        "cancelled", f"interrupted by invocation {second['invocationId']} (multitaskStrategy rollback)")
+    busy = _agentq(url, "rewind", "approval", user, session_id, second["invocationId"])
+    assert busy.returncode == 1 and "cannot be rewound while invocations are queued, running or parked" in busy.stderr
+    _lines(_agentq(url, "cancel", second["invocationId"]))
+    [rewound] = _lines(_agentq(url, "rewind", "approval", user, session_id, second["invocationId"]))
+    assert (rewound["sessionId"], rewound["rewoundBefore"]) == (session_id, second["invocationId"])
+    bogus = _agentq(url, "enqueue", "approval", user, "hi", "--strategy", "later")
+    assert bogus.returncode == 2
+    assert "unknown multitask strategy 'later'; allowed: enqueue, reject, interrupt, rollback" in bogus.stderr
