@@ -78,12 +78,15 @@ async def test_of_twenty_concurrent_reject_senders_to_an_idle_session_exactly_on
         session_id = (await http.post(SESSIONS, json={})).json()["id"]
         answers = await asyncio.gather(*(_enqueue(http, session_id, f"message {n}", "reject") for n in range(20)))
         later = await _enqueue(http, session_id, "one more", "reject")
+        streamed = await http.post("/run_sse", json={"appName": "weather", "userId": "alice", "sessionId": session_id,
+                                                     "newMessage": _message("hi"), "multitaskStrategy": "reject"})
     accepted = [answer.json()["invocationId"] for answer in answers if answer.status_code == 202]
     refused = [answer for answer in answers if answer.status_code != 202]
     assert len(accepted) == 1
     assert {(answer.status_code, answer.json()["error"]) for answer in refused} == {(409, "SessionBusyError")}
     assert len(refused) == 19 and accepted[0] in refused[0].json()["detail"]
     assert (later.status_code, later.json()["error"]) == (409, "SessionBusyError")
+    assert (streamed.status_code, streamed.json()["error"]) == (409, "SessionBusyError")
     live = await backed.client.list_invocations("weather", "alice", session_id=session_id)
     assert [(record.id, record.status) for record in live] == [(accepted[0], "queued")]
 
