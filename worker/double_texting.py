@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, get_args
 
 from redis.exceptions import NoScriptError
@@ -67,6 +68,27 @@ def check_strategy(strategy: str) -> Strategy:
     return strategy  # type: ignore[return-value]
 
 
+@dataclass(frozen=True, kw_only=True)
+class _Interruption:
+    """What a strategy writes on each invocation it cancels: when, who (the audit entry), why."""
+
+    at: float
+    entry: audit.AuditEntry | None
+    status_data: str
+    fields: list[str]
+
+    @classmethod
+    def by(cls, record: InvocationRecord, strategy: Strategy, actor: dict | None) -> _Interruption:
+        at = time.time()
+        reason = f"interrupted by invocation {record.id} (multitaskStrategy {strategy})"
+        entry = audit.entry("cancel", actor, at, reason=reason)
+        detail = {"reason": reason, "interruptedBy": record.id,
+                  **({"cancelledBy": audit.who(entry)} if entry is not None else {})}
+        error = {"type": "InvocationCancelledError", "message": reason}
+        return cls(at=at, entry=entry, status_data=status_data("cancelled", detail),
+                   fields=encode_fields({"cancel_reason": reason, "error": error, "finished_at": at}))
+
+
 async def enqueue(store: InvocationStore, record: InvocationRecord, where: Where, strategy: Strategy, *,
                   actor: dict | None = None) -> str:
     """Queue ``record`` under ``strategy`` (not ``enqueue``: that is the store's own path); its id.
@@ -76,31 +98,14 @@ async def enqueue(store: InvocationStore, record: InvocationRecord, where: Where
     RollbackRefusedError."""
     shard = store.shard(where)
     await register(store.redis, shard)
-    now = time.time()
-    reason = f"interrupted by invocation {record.id} (multitaskStrategy {strategy})"
-    entry = audit.entry("cancel", actor, now, reason=reason)
-    detail = {"reason": reason, "interruptedBy": record.id,
-              **({"cancelledBy": audit.who(entry)} if entry is not None else {})}
-    cancel_fields = encode_fields({"cancel_reason": reason, "error": {"type": "InvocationCancelledError",
-                                                                        "message": reason}, "finished_at": now})
+    cut = _Interruption.by(record, strategy, actor)
     given_up = time.monotonic() + WAIT_S
     while True:
         live = [] if strategy == "reject" else await _live(store, where)
         if strategy == "rollback":
             await _check_rollback(store, where, live)
-        args = dict(
-            session_meta=keys.session_meta(where.app, where.user, where.session), record=store.record_key(record.id, where),
-            user_invocations=keys.user_invocations(where.app, where.user),
-            **store.session_script_keys(where, "queue", "stream", "active", "lease", "fence"),
-            parked=keys.user_parked(where.app, where.user), webhook_due=keys.webhook_due(shard),
-            webhook_outbox=keys.webhook_outbox(shard),
-            live=[key for invocation_id in live for key in _live_keys(store, where, invocation_id)],
-            invocation_id=record.id, created_at=record.created_at, strategy=strategy, now=now, status_data=QUEUED,
-            cancel_data=status_data("cancelled", detail), **store.stream_trim,
-            audit=audit.script_args(entry, where.user, record.id)["audit"], hold_ms=int(rewind.HOLD_S * 1000),
-            live_ids=[len(live), *live], cancel_fields=[len(cancel_fields) // 2, *cancel_fields],
-            fields=[*encode_record(record), "retention_s", repr(store.retention.settled_s)])
-        reply = await _run(store, record.id, shard, where, args)
+        reply = await _run(store, record.id, shard, where,
+                           _script_args(store, record, where, shard, strategy, live, cut))
         if reply[0] == "ok":
             break
         if reply[0] == "missing":
@@ -116,7 +121,7 @@ async def enqueue(store: InvocationStore, record: InvocationRecord, where: Where
     _, first_entry, token, cancelled, calls, _head = reply
     store.remember(record.id, where)
     store.remember_first_entry(record.id, first_entry)
-    await _clean_up_after_cancels(store, where, shard, entry, cancelled, calls)
+    await _clean_up_after_cancels(store, where, shard, cut.entry, cancelled, calls)
     await wait_for_replicas(store.mux, f"invocation {record.id!r}")
     if strategy == "rollback":
         try:
@@ -126,6 +131,23 @@ async def enqueue(store: InvocationStore, record: InvocationRecord, where: Where
     else:
         await store.dispatcher.send(record.id, [where.app, where.user, where.session])
     return record.id
+
+
+def _script_args(store: InvocationStore, record: InvocationRecord, where: Where, shard: str, strategy: Strategy,
+                 live: list[str], cut: _Interruption) -> dict:
+    """ENQUEUE_STRATEGY's arguments, by its header's names."""
+    return dict(
+        session_meta=keys.session_meta(where.app, where.user, where.session),
+        record=store.record_key(record.id, where), user_invocations=keys.user_invocations(where.app, where.user),
+        **store.session_script_keys(where, "queue", "stream", "active", "lease", "fence"),
+        parked=keys.user_parked(where.app, where.user), webhook_due=keys.webhook_due(shard),
+        webhook_outbox=keys.webhook_outbox(shard),
+        live=[key for invocation_id in live for key in _live_keys(store, where, invocation_id)],
+        invocation_id=record.id, created_at=record.created_at, strategy=strategy, now=cut.at, status_data=QUEUED,
+        cancel_data=cut.status_data, **store.stream_trim,
+        audit=audit.script_args(cut.entry, where.user, record.id)["audit"], hold_ms=int(rewind.HOLD_S * 1000),
+        live_ids=[len(live), *live], cancel_fields=[len(cut.fields) // 2, *cut.fields],
+        fields=[*encode_record(record), "retention_s", repr(store.retention.settled_s)])
 
 
 async def _run(store: InvocationStore, invocation_id: str, shard: str, where: Where, args: dict) -> list:
