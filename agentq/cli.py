@@ -10,7 +10,7 @@ import argparse
 import logging
 import sys
 
-from . import commands, inbox_command, keys_command, status_command
+from . import commands, inbox_command, keys_command, rewind_command, status_command
 from .cli_errors import INTERRUPTED, USAGE, OneLineParser, describe
 
 _INVOCATION_COMMANDS = {
@@ -22,6 +22,7 @@ _INVOCATION_COMMANDS = {
     "cancel": (commands.add_cancel, "cancel an invocation"),
     "get": (commands.add_get, "print an invocation's record"),
     "inbox": (inbox_command.add_arguments, "list the invocations waiting on a person (--follow: and new ones)"),
+    "rewind": (rewind_command.add_arguments, "put a session back as it was before an invocation"),
 }
 
 EXAMPLES = """\
@@ -138,6 +139,8 @@ def _run(args: argparse.Namespace) -> int:
     try:
         if args.command == "inbox":
             return inbox_command.run(args, local.url)
+        if args.command == "rewind":
+            return rewind_command.run(args, local.url)
         return commands.run(args.command, args, local.url)
     finally:
         local.release()

@@ -20,6 +20,9 @@ def add_enqueue(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--state-delta", type=json_argument("""'{"tier": "gold"}'"""), default=None,
                         help="JSON object")
     parser.add_argument("--follow", action="store_true", help="print events until the invocation settles")
+    parser.add_argument("--strategy", default="enqueue", metavar="{enqueue,reject,interrupt,rollback}",
+                        help="with invocations in flight on --session: queue behind them (enqueue), refuse (reject), "
+                             "cancel them (interrupt), or cancel them and rewind the session (rollback)")
 
 
 def add_follow(parser: argparse.ArgumentParser) -> None:
@@ -65,11 +68,15 @@ def run(command: str, args: argparse.Namespace, redis_url: str) -> int:
     from worker.client import SyncAgentqClient
 
     if command == "enqueue":
+        from worker.double_texting import check_strategy
+
+        check_strategy(args.strategy)  # before a session is made for it
         _warn_without_worker(redis_url, args.app_name)
     with SyncAgentqClient(redis_url) as client:
         if command == "enqueue":
             session_id = args.session or client.create_session(args.app_name, args.user_id).id
-            invocation_id = client.enqueue(args.app_name, args.user_id, session_id, args.message, args.state_delta)
+            invocation_id = client.enqueue(args.app_name, args.user_id, session_id, args.message, args.state_delta,
+                                           **({"strategy": args.strategy} if args.strategy != "enqueue" else {}))
             _print({"invocationId": invocation_id, "sessionId": session_id})
             if args.follow:
                 _follow(client, invocation_id)

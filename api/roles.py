@@ -40,6 +40,7 @@ ROUTE_ROLES: dict[str, frozenset[str]] = {
     f"GET {ARTIFACT}/versions/{{version_id}}": READ, f"GET {ARTIFACT}/versions": READ,
     f"GET {ARTIFACT}": READ, f"DELETE {ARTIFACT}": ENQUEUE,
     f"POST {SESSION}/invocations": ENQUEUE,
+    f"POST {SESSION}/rewind": ENQUEUE, f"POST {SESSION}:cancel": OPERATE,
     "POST /run": ENQUEUE, "POST /run_sse": ENQUEUE,
     "GET /invocations/{invocation_id}": READ_OR_ANSWER,
     "GET /invocations/{invocation_id}/nodes": READ_OR_ANSWER,

@@ -1,6 +1,7 @@
 """How an ADK ``/run`` or ``/run_sse`` request becomes an invocation to follow.
 
-- A text message starts a new invocation (queued behind the session's earlier ones).
+- A text message starts a new invocation (queued behind the session's earlier ones, or as ``multitaskStrategy``
+  says: ``worker.double_texting``).
 - A message of FunctionResponses answers the invocation that issued those calls (``invocationId`` names it,
   else it is found among the session's parked invocations, else from the session's history); it resumes
   under its own id and the client is sent only what happens after. Answering calls that are not pending any
@@ -34,10 +35,13 @@ class RunStart:
 
 
 async def start_run(body: AgentRunRequest, queue: Any, session_service: Any, *, principal: str | None = None,
-                    respond: Callable[[str, list[dict], dict | None], Awaitable[bool]] | None = None) -> RunStart:
+                    respond: Callable[[str, list[dict], dict | None], Awaitable[bool]] | None = None,
+                    strategy: dict[str, Any] | None = None) -> RunStart:
     """Enqueue, resume or follow, as the module docstring says. ``principal`` is recorded as who enqueued;
     ``respond(owner, responses, state_delta)`` stores answers under the approval rules (``api.answering``), the
-    state delta committed with them, and says whether the invocation resumed (False: an approval below its quorum was recorded; nothing runs yet)."""
+    state delta committed with them, and says whether the invocation resumed (False: an approval below its quorum
+    was recorded; nothing runs yet); ``strategy``: the enqueue keywords of the body's ``multitaskStrategy``
+    (``routes.invocations.strategy_args``)."""
     if body.new_message is None:
         return await _follow(body, queue)
     parts = body.new_message.parts or []
@@ -59,8 +63,8 @@ async def start_run(body: AgentRunRequest, queue: Any, session_service: Any, *, 
     run_config = {"streaming_mode": "sse"} if body.streaming else None
     by = {"principal": principal} if principal is not None else {}
     invocation_id = await queue.enqueue(
-        body.app_name, body.user_id, body.session_id, body.new_message, body.state_delta, run_config, **by
-    )
+        body.app_name, body.user_id, body.session_id, body.new_message, body.state_delta, run_config, **by,
+        **(strategy or {}))
     return RunStart(invocation_id=invocation_id)
 
 

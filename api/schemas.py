@@ -18,6 +18,7 @@ from pydantic.alias_generators import to_camel
 
 from runtime.errors import UsageError
 from runtime.events import Event
+from worker.double_texting import Strategy
 from worker.webhook_config import check_url
 
 
@@ -74,6 +75,8 @@ class AgentRunRequest(BaseModel):
     state_delta: dict[str, Any] | None = None
     invocation_id: str | None = Field(default=None, min_length=1, max_length=256)
     """The invocation a FunctionResponse message answers (or, with no message, the one to follow)."""
+    multitask_strategy: Strategy = "enqueue"
+    """What a new message does to the session's invocations in flight (worker.double_texting)."""
 
 
 class UpdateSessionRequest(WireModel):
@@ -112,6 +115,10 @@ class EnqueueRequest(WireModel):
     webhook: Annotated[str, AfterValidator(_webhook_url)] | None = None
     """An http(s) URL POSTed a signed notification when the invocation parks, completes, fails, is cancelled or a
     pending call expires (worker.webhooks). Default: the app's ``AGENTQ_WEBHOOKS`` entry, else none."""
+    multitask_strategy: Strategy = "enqueue"
+    """Double texting (worker.double_texting): with invocations queued, running or parked on the session,
+    ``enqueue`` queues behind them, ``reject`` answers 409, ``interrupt`` cancels them (what they committed
+    stays), ``rollback`` cancels them and rewinds the session to before them."""
 
 
 class EnqueueResponse(WireModel):
@@ -136,6 +143,18 @@ class FunctionResponsesRequest(WireModel):
     """POST /invocations/{id}/function-responses."""
 
     function_responses: list[FunctionResponseIn] = Field(min_length=1, max_length=100)
+
+
+class RewindRequest(WireModel):
+    """POST .../sessions/{sid}/rewind (the shape of google/adk-python PRs #6704 and #7178)."""
+
+    rewind_before_invocation_id: str = Field(min_length=1, max_length=256)
+
+
+class SessionCancelOut(WireModel):
+    """POST .../sessions/{sid}:cancel: the invocations that were in flight and are now cancelled."""
+
+    cancelled: list[str]
 
 
 class CancelRequest(WireModel):

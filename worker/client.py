@@ -152,6 +152,8 @@ class AgentqClient:
         webhook: str | None = None,
         principal: str | None = None,
         invocation_id: str | None = None,
+        strategy: str = "enqueue",
+        actor: dict | None = None,
     ) -> str:
         """Record a new invocation as ``queued`` behind the session's earlier ones, send its run job; its id.
 
@@ -163,14 +165,41 @@ class AgentqClient:
         ``principal`` (the API's caller) is recorded as who enqueued it, for the approval rules.
         ``invocation_id``: the id to give it, minted by the caller with ``runtime.ids.new_invocation_id`` (an A2A
         task's id is its invocation's); an id in use is refused. Default: a new one.
-        Raises SessionNotFoundError, InvalidMessageError, UsageError (a webhook that is not an http(s) URL).
+        ``strategy`` (double texting, worker.double_texting): ``enqueue`` queues behind the session's live
+        invocations; ``reject`` raises SessionBusyError while one is queued, running or parked; ``interrupt``
+        cancels them (what they committed stays); ``rollback`` cancels them and rewinds the session to before
+        them (RollbackRefusedError when that would take back another invocation's events). ``actor`` is
+        recorded as who cancelled them (default ``cli:<os user>``).
+        Raises SessionNotFoundError, InvalidMessageError, UsageError (a webhook that is not an http(s) URL, an
+        unknown strategy).
         """
         self._writes("enqueue")
+        by = {"strategy": strategy, "actor": actor or cli_actor()} if strategy != "enqueue" else {}
         return await self._store.enqueue(
             app_name, user_id, session_id, new_message, state_delta, run_config,
             time_limit=time_limit, park_timeout=park_timeout, webhook=webhook, principal=principal,
-            invocation_id=invocation_id,
+            invocation_id=invocation_id, **by,
         )
+
+    async def rewind(self, app_name: str, user_id: str, session_id: str, before_invocation_id: str) -> Session:
+        """Put the session back as it was before ``before_invocation_id``: history, session state and session
+        artifacts (``Runner.rewind_async``'s result, worker.rewind); the session after the rewind.
+
+        Raises SessionNotFoundError, InvocationNotFoundError (no event of that invocation in the session),
+        SessionBusyError (an invocation is queued, running or parked on the session: cancel it first)."""
+        self._writes("rewind")
+        from .rewind import rewind
+
+        return await rewind(self._store, app_name, user_id, session_id, before_invocation_id)
+
+    async def cancel_session(self, app_name: str, user_id: str, session_id: str,
+                             reason: str = "cancelled by client", *, actor: dict | None = None) -> list[str]:
+        """Cancel every invocation queued, running or parked on the session (as ``cancel`` does each); their ids
+        (empty when none was live)."""
+        self._writes("cancel_session")
+        from .double_texting import cancel_live
+
+        return await cancel_live(self._store, app_name, user_id, session_id, reason, actor=actor or cli_actor())
 
     async def add_approval(self, invocation_id: str, call_id: str, principal: str) -> list[str] | None:
         """Record ``principal``'s approval of a parked confirmation that needs several approvers, without
@@ -384,6 +413,10 @@ class SyncAgentqClient:
                actor: dict | None = None) -> InvocationRecord:
         """See AgentqClient.cancel."""
         return self._runner.run(self._client.cancel(invocation_id, reason, actor=actor))
+
+    def rewind(self, *args: Any, **kwargs: Any) -> Session:
+        """See AgentqClient.rewind."""
+        return self._runner.run(self._client.rewind(*args, **kwargs))
 
     def wait(self, invocation_id: str, timeout: float | None = None) -> InvocationRecord:
         """See AgentqClient.wait."""

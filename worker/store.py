@@ -75,6 +75,7 @@ class InvocationStore:
         self._first_entries: dict[str, str] = {}
         """Stream entry ids of the queued status of invocations this store enqueued (a follower starts there)."""
         self._session_service = None
+        self._artifact_service = None
         self._scripts_loaded = False
 
     @property
@@ -113,8 +114,19 @@ class InvocationStore:
                 self.redis_url, clients=self.clients, stream_maxlen=self.retention.stream_maxlen)
         return self._session_service
 
+    @property
+    def artifact_service(self):
+        """A RedisArtifactService on the same Redis, made on first use (a rewind restores artifacts: worker.rewind)."""
+        if self._artifact_service is None:
+            from runtime.artifacts import RedisArtifactService
+
+            self._artifact_service = RedisArtifactService(self.redis_url)
+        return self._artifact_service
+
     async def aclose(self) -> None:
         """Close this loop's connections."""
+        if self._artifact_service is not None:
+            await self._artifact_service.aclose()
         await self.clients.aclose()
 
     # --- locating and reading ---
@@ -139,6 +151,10 @@ class InvocationStore:
         """Drop a cached location a worker no longer needs (its invocation settled or left): a worker's
         memory then holds the invocations it runs, not every one it ever ran (up to MAX_LOCATIONS)."""
         self._where.pop(invocation_id, None)
+
+    def remember_first_entry(self, invocation_id: str, entry: str) -> None:
+        """Cache the stream entry of an invocation's queued status (worker.double_texting enqueues too)."""
+        _put_bounded(self._first_entries, invocation_id, entry)
 
     def first_entry(self, invocation_id: str) -> str | None:
         """The first stream entry of an invocation this store enqueued (None: read it from the record)."""
@@ -198,11 +214,14 @@ class InvocationStore:
         self, app: str, user: str, session_id: str, new_message: Any, state_delta: dict | None,
         run_config: Any, *, time_limit: float | None = None, park_timeout: float | None = None,
         webhook: str | None = None, principal: str | None = None, invocation_id: str | None = None,
+        strategy: str = "enqueue", actor: dict | None = None,
     ) -> str:
         """Store a queued record behind the session's queue, publish its status, send its run job.
 
         The record is stamped with this store's retention (``retention_s``); without a ``park_timeout`` it
-        gets the policy's default one for the app, without a ``webhook`` the app's configured one (if any)."""
+        gets the policy's default one for the app, without a ``webhook`` the app's configured one (if any).
+        ``strategy``: what it does to the session's live invocations (worker.double_texting; ``actor`` is
+        recorded as who cancelled those it interrupts)."""
         if park_timeout is None:
             park_timeout = self.retention.park_timeout_for(app)
         webhook = self.webhooks.url_for(app, webhook)
@@ -219,6 +238,11 @@ class InvocationStore:
             webhook=webhook, enqueued_by=principal,
         )
         where = Where(app=app, user=user, session=session_id)
+        if strategy != "enqueue":  # reject, interrupt, rollback: their own script (worker.double_texting)
+            from . import double_texting
+
+            return await double_texting.enqueue(self, record, where, double_texting.check_strategy(strategy),
+                                                actor=actor)
         shard = self.shard(where)
         await register(self.redis, shard)  # before the watchdog entry below is written to it
         enqueue = dict(
@@ -389,6 +413,10 @@ class InvocationStore:
 
         return await delete_session(self, app, user, session_id, reason or f"session {session_id!r} was deleted",
                                     actor)
+
+    def idle_commands(self, app: str, user: str, session_id: str) -> list[tuple]:
+        """``_idle_commands`` for worker.double_texting, which writes an enqueue's companions itself."""
+        return self._idle_commands(app, user, session_id)
 
     def _idle_commands(self, app: str, user: str, session_id: str) -> list[tuple]:
         """The session's idle-expiry check, pushed to now + the session TTL (none without one)."""

@@ -40,6 +40,12 @@ def actor_of(caller: Caller) -> dict[str, Any]:
     return {"principal": caller.principal_id, "client": caller.client}
 
 
+def strategy_args(strategy: str, caller: Caller) -> dict[str, Any]:
+    """The enqueue keywords of a double-texting strategy (none for the default ``enqueue``): the strategy, and
+    the caller as who cancelled what it interrupts."""
+    return {} if strategy == "enqueue" else {"strategy": strategy, "actor": actor_of(caller)}
+
+
 def queue_of(services: Services) -> Any:
     """The AgentqClient, or 503 when this API has none."""
     if services.queue is None:
@@ -84,15 +90,18 @@ async def enqueue(
     settings: ApiSettings = Depends(get_settings),
 ) -> EnqueueResponse:
     """Start an invocation in the background; 202 with its id and where to follow it. 400 for a ``webhook``
-    the SSRF rule refuses; 429 (``Retry-After``) past a rate limit or in-flight quota (``api.rate_limits``)."""
+    the SSRF rule refuses; 429 (``Retry-After``) past a rate limit or in-flight quota (``api.rate_limits``);
+    409 when ``multitaskStrategy`` is ``reject`` and the session has an invocation in flight (or a ``rollback``
+    would take back another invocation's events)."""
     if body.webhook is not None:
         await settings.webhook_guard.check(body.webhook)
     queue = queue_of(services)
+    strategy = strategy_args(body.multitask_strategy, scope.caller)
     invocation_id = await settings.rate_limits.admitted(
         queue, scope.caller.principal_id, scope.app_name, scope.user_id,
         lambda: queue.enqueue(scope.app_name, scope.user_id, session_id, body.new_message, body.state_delta,
                               run_config_dict(body), park_timeout=body.park_timeout, webhook=body.webhook,
-                              principal=principal_of(scope.caller)),
+                              principal=principal_of(scope.caller), **strategy),
         invocation_id=str)
     metrics.enqueued.inc()
     await log_if_unserved(services.queue, scope.app_name, invocation_id)

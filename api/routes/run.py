@@ -22,7 +22,7 @@ from ..run_start import RunStart, start_run
 from ..schemas import AgentRunRequest
 from ..settings import ApiSettings
 from ..sse import entry_json, frame
-from .invocations import actor_of, queue_of
+from .invocations import actor_of, queue_of, strategy_args
 
 router = APIRouter(tags=["run"])
 
@@ -60,7 +60,8 @@ async def _start(body: AgentRunRequest, caller: Caller, settings: ApiSettings, s
     return await settings.rate_limits.admitted(
         queue, caller.principal_id, body.app_name, body.user_id,
         lambda: start_run(body, queue, services.session_service, principal=principal_of(caller),
-                          respond=answering(queue, settings, caller)),
+                          respond=answering(queue, settings, caller),
+                          strategy=strategy_args(body.multitask_strategy, caller)),
         invocation_id=lambda start: start.invocation_id)
 
 

@@ -1,4 +1,5 @@
-"""ADK-compatible session routes: list apps; create, list, get, update (state) and delete sessions.
+"""ADK-compatible session routes: list apps; create, list, get, update (state) and delete sessions; rewind one
+and cancel what runs on it, on the routes ADK's open proposals give them.
 
 Listing keeps ADK's shape (a plain JSON list) and pages it: ``?pageSize=`` (default and most 1000) and
 ``?pageToken=``; the token of the next page, when there is one, is in the ``X-Next-Page-Token`` header.
@@ -11,15 +12,21 @@ from typing import Any
 
 from fastapi import APIRouter, Body, Depends, Query, Response
 
-from runtime.errors import SessionNotFoundError
+from runtime.errors import InvocationNotFoundError, SessionNotFoundError
 from runtime.events import Event, EventActions
 from runtime.sessions import Session
 
 from ..auth import Caller
 from ..deps import Services, UserScope, get_caller, get_services, get_settings, user_scope
-from ..schemas import CreateSessionRequest, UpdateSessionRequest
+from ..schemas import (
+    CancelRequest,
+    CreateSessionRequest,
+    RewindRequest,
+    SessionCancelOut,
+    UpdateSessionRequest,
+)
 from ..settings import ApiSettings
-from .invocations import actor_of
+from .invocations import actor_of, queue_of
 
 router = APIRouter(tags=["sessions"])
 
@@ -65,6 +72,41 @@ async def create_session(
     """Create a session (optionally with an id, initial state and seed events); 409 if the id is taken."""
     body = body or CreateSessionRequest()
     return await _create(services, scope, body.session_id, body.state, body.events)
+
+
+@router.post(SESSION + ":cancel")
+async def cancel_session(
+    session_id: str,
+    body: CancelRequest | None = Body(default=None),
+    scope: UserScope = Depends(user_scope),
+    services: Services = Depends(get_services),
+) -> SessionCancelOut:
+    """Cancel what runs on the session (the route google/adk-python PR #5983 proposes for issue #2425): every
+    invocation queued, running or parked on it, as ``POST /invocations/{id}/cancel`` does each; 404 when none is.
+
+    Declared before ``POST .../sessions/{session_id}``, which would otherwise take ``abc:cancel`` as a new id."""
+    reason = (body or CancelRequest(reason="cancelled over HTTP (session :cancel)")).reason
+    cancelled = await queue_of(services).cancel_session(scope.app_name, scope.user_id, session_id, reason,
+                                                        actor=actor_of(scope.caller))
+    if not cancelled:
+        raise InvocationNotFoundError(f"session {session_id!r} has no invocation queued, running or parked")
+    return SessionCancelOut(cancelled=cancelled)
+
+
+@router.post(SESSION + "/rewind")
+async def rewind_session(
+    session_id: str,
+    body: RewindRequest,
+    scope: UserScope = Depends(user_scope),
+    services: Services = Depends(get_services),
+):
+    """Rewind the session to before an invocation (``Runner.rewind_async``: history, session state and session
+    artifacts as they were; the route of google/adk-python PRs #6704 and #7178); the rewound session. 404 for an
+    unknown session or an invocation with no event in it; 409 while an invocation is queued, running or parked on
+    the session (cancel it first, or enqueue with ``multitaskStrategy`` ``rollback``)."""
+    session = await queue_of(services).rewind(scope.app_name, scope.user_id, session_id,
+                                              body.rewind_before_invocation_id)
+    return session_json(session)
 
 
 @router.post(SESSION)

@@ -36,6 +36,12 @@ DELETE_SESSION = LuaScript("invocations/delete_session")
 JOURNAL_BEGIN = LuaScript("invocations/journal_begin")
 ADD_APPROVAL = LuaScript("invocations/add_approval")
 
+# Double texting and rewinds (worker.double_texting, worker.rewind): a strategy's cancels and the enqueue in one
+# step; a rewind holds the session lease so nothing runs on the session while it is put back.
+ENQUEUE_STRATEGY = LuaScript("invocations/enqueue_strategy")
+REWIND_BEGIN = LuaScript("invocations/rewind_begin")
+REWIND_END = LuaScript("invocations/rewind_end")
+
 # The webhook outbox (worker.webhook_outbox); notifications are added by the status scripts' ``notify``.
 WEBHOOK_CLAIM = LuaScript("webhooks/claim")
 WEBHOOK_DELIVERED = LuaScript("webhooks/delivered")
@@ -54,7 +60,7 @@ PARKED_FINGERPRINT = LuaScript("listings/parked_fingerprint")
 ALL = {script.name: script for script in (
     CREATE_SESSION, COMMIT_EVENT, READ_SESSION, READ_SESSION_SINCE, PUBLISH_ENTRY,
     ENQUEUE, ACQUIRE, HEARTBEAT, HEARTBEAT_MANY, ADD_PENDING, CONSUME, SETTLE, RESPOND, CANCEL, RELEASE,
-    DELETE_SESSION, JOURNAL_BEGIN, ADD_APPROVAL,
+    DELETE_SESSION, JOURNAL_BEGIN, ADD_APPROVAL, ENQUEUE_STRATEGY, REWIND_BEGIN, REWIND_END,
     WEBHOOK_CLAIM, WEBHOOK_DELIVERED, WEBHOOK_RETRY, WEBHOOK_DEAD, WEBHOOK_REDELIVER,
     SESSION_IDS, PARKED_PAGE, PARKED_FINGERPRINT, RATE_ADMIT,
 )}

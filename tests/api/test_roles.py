@@ -37,6 +37,7 @@ EXPECTED: dict[str, set[str]] = {
     f"GET {ARTIFACT}/versions/{{version_id}}": R, f"GET {ARTIFACT}/versions": R, f"GET {ARTIFACT}": R,
     f"DELETE {ARTIFACT}": E,
     f"POST {SESSION}/invocations": E, "POST /run": E, "POST /run_sse": E,
+    f"POST {SESSION}/rewind": E, f"POST {SESSION}:cancel": OP,
     "GET /invocations/{invocation_id}": R | A, "GET /invocations/{invocation_id}/nodes": R | A,
     "GET /invocations/{invocation_id}/events": R | A, f"GET {SESSION}/events": R,
     f"GET {USER}/invocations": R | A,
