@@ -141,12 +141,15 @@ def _script_args(store: InvocationStore, record: InvocationRecord, where: Where,
         record=store.record_key(record.id, where), user_invocations=keys.user_invocations(where.app, where.user),
         **store.session_script_keys(where, "queue", "stream", "active", "lease", "fence"),
         parked=keys.user_parked(where.app, where.user), webhook_due=keys.webhook_due(shard),
-        webhook_outbox=keys.webhook_outbox(shard),
+        webhook_outbox=keys.webhook_outbox(shard), app_parked=keys.app_parked(where.app, shard),
+        inbox_changes=keys.inbox_changes(shard), status_counts=keys.status_counts(shard),
         live=[key for invocation_id in live for key in _live_keys(store, where, invocation_id)],
         invocation_id=record.id, created_at=record.created_at, strategy=strategy, now=cut.at, status_data=QUEUED,
         cancel_data=cut.status_data, **store.stream_trim,
         audit=audit.script_args(cut.entry, where.user, record.id)["audit"], hold_ms=int(rewind.HOLD_S * 1000),
-        live_ids=[len(live), *live], cancel_fields=[len(cut.fields) // 2, *cut.fields],
+        live_ids=[len(live), *[value for invocation_id in live for value in (
+            invocation_id, audit.script_args(None, where.user, invocation_id)["audit_member"])]],
+        cancel_fields=[len(cut.fields) // 2, *cut.fields],
         fields=[*encode_record(record), "retention_s", repr(store.retention.settled_s)])
 
 
@@ -154,10 +157,10 @@ async def _run(store: InvocationStore, invocation_id: str, shard: str, where: Wh
     """The script call, batched with the invocation's index entry, dispatch watchdog and retention entries as
     ``InvocationStore.enqueue`` writes them (taken back when the script refuses)."""
     replies = await store.batch(
-        ("HSET", keys.invocation_index(), invocation_id, dumps([where.app, where.user, where.session])),
+        ("HSET", store.index_key(invocation_id), invocation_id, dumps([where.app, where.user, where.session])),
         ENQUEUE_STRATEGY.command(**args),
         ("ZADD", keys.dispatch_due(shard), int((time.time() + DISPATCH_GRACE_S) * 1000), invocation_id),
-        ("ZADD", keys.retention_due(), int((args["created_at"] + store.retention.settled_s) * 1000), invocation_id),
+        ("ZADD", keys.retention_due(shard), int((args["created_at"] + store.retention.settled_s) * 1000), invocation_id),
         *store.idle_commands(where.app, where.user, where.session),
     )
     reply = replies[1]
@@ -165,9 +168,9 @@ async def _run(store: InvocationStore, invocation_id: str, shard: str, where: Wh
         reply = await ENQUEUE_STRATEGY(store.mux, **args)
     failed = next((r for r in replies if isinstance(r, Exception) and not isinstance(r, NoScriptError)), None)
     if failed is not None or reply[0] != "ok":
-        await store.batch(("HDEL", keys.invocation_index(), invocation_id),
+        await store.batch(("HDEL", store.index_key(invocation_id), invocation_id),
                           ("ZREM", keys.dispatch_due(shard), invocation_id),
-                          ("ZREM", keys.retention_due(), invocation_id))
+                          ("ZREM", keys.retention_due(shard), invocation_id))
         if failed is not None:
             raise failed
     return reply

@@ -8,6 +8,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from redis.crc import key_slot
 from redis.exceptions import NoScriptError
 
 from runtime.errors import (
@@ -34,7 +35,7 @@ from .dispatch import DISPATCH_GRACE_S, Dispatcher
 from .inputs import run_config_dict, to_content, to_function_response, with_state_delta
 from .record import InvocationRecord
 from .retention import RetentionPolicy
-from .shards import register, shard_of
+from .shards import register, shard_of, slot_tag
 from .webhook_config import ENV_NAMES, WebhookSettings
 
 MAX_LOCATIONS = 100_000
@@ -135,7 +136,7 @@ class InvocationStore:
         """Where the invocation lives. Raises InvocationNotFoundError."""
         where = self._where.get(invocation_id)
         if where is None:
-            raw = await self.mux.execute_command("HGET", keys.invocation_index(), invocation_id)
+            raw = await self.mux.execute_command("HGET", self.index_key(invocation_id), invocation_id)
             if raw is None:
                 raise InvocationNotFoundError(f"invocation {invocation_id!r} does not exist")
             app, user, session = json.loads(raw)
@@ -169,6 +170,14 @@ class InvocationStore:
         """The shard of the watchdog's, reaper's and outbox's sets for this invocation ('' on one node)."""
         return shard_of(where.app, where.user, cluster=self.clients.is_cluster)
 
+    def index_key(self, invocation_id: str) -> str:
+        """The hash holding the invocation's index entry: the one global key on one node; on a Cluster the one
+        in the hash slot of the id itself, so entries spread over every slot and a bare id still needs no
+        other lookup to find its own."""
+        if not self.clients.is_cluster:
+            return keys.invocation_index()
+        return keys.invocation_index(slot_tag(key_slot(invocation_id.encode())))
+
     def record_key(self, invocation_id: str, where: Where) -> str:
         """The record's hash key."""
         return keys.invocation(where.app, where.user, invocation_id)
@@ -178,6 +187,13 @@ class InvocationStore:
         """The session keys ``names`` (queue, lease, fence, stream, active) by name, as a script call takes them."""
         named = lifecycle_keys(where.app, where.user, where.session)
         return {name: named[name] for name in names}
+
+    @staticmethod
+    def inbox_script_keys(where: Where, shard: str) -> dict[str, str]:
+        """The keys every status script that can change what an approver sees keeps in step: the app's parked
+        index, the inbox change feed and the status counts (of the user's shard on a Cluster)."""
+        return {"app_parked": keys.app_parked(where.app, shard), "inbox_changes": keys.inbox_changes(shard),
+                "status_counts": keys.status_counts(shard)}
 
     async def get(self, invocation_id: str) -> InvocationRecord:
         """The record. Raises InvocationNotFoundError."""
@@ -248,19 +264,19 @@ class InvocationStore:
         enqueue = dict(
             session_meta=keys.session_meta(app, user, session_id), record=self.record_key(record.id, where),
             user_invocations=keys.user_invocations(app, user),
-            **self.session_script_keys(where, "queue", "stream", "active"),
+            **self.session_script_keys(where, "queue", "stream", "active"), status_counts=keys.status_counts(shard),
             invocation_id=record.id, created_at=record.created_at, status_data=QUEUED,
             fields=[*encode_record(record), "retention_s", repr(self.retention.settled_s)])
         if not self._scripts_loaded:  # so the EVALSHA below normally finds the script (no second round trip)
             await self.mux.script_load(ENQUEUE.source)
             self._scripts_loaded = True
         replies = await self.batch(
-            ("HSET", keys.invocation_index(), record.id, dumps([app, user, session_id])),
+            ("HSET", self.index_key(record.id), record.id, dumps([app, user, session_id])),
             ENQUEUE.command(**enqueue),
             ("ZADD", keys.dispatch_due(shard), _ms(time.time() + DISPATCH_GRACE_S), record.id),
             # The sweeper's entry, from the start: nothing an invocation leaves outside its own keys (the
             # index entry, listing entries) can outlive it, whatever happens to the process that settles it.
-            ("ZADD", keys.retention_due(), _ms(record.created_at + self.retention.settled_s), record.id),
+            ("ZADD", keys.retention_due(shard), _ms(record.created_at + self.retention.settled_s), record.id),
             *self._idle_commands(app, user, session_id),
         )
         reply = replies[1]
@@ -268,8 +284,8 @@ class InvocationStore:
             reply = await ENQUEUE(self.mux, **enqueue)
         failed = next((r for r in replies if isinstance(r, Exception) and not isinstance(r, NoScriptError)), None)
         if failed is not None or reply[0] == -1:
-            await self.batch(("HDEL", keys.invocation_index(), record.id), ("ZREM", keys.dispatch_due(shard), record.id),
-                             ("ZREM", keys.retention_due(), record.id))
+            await self.batch(("HDEL", self.index_key(record.id), record.id), ("ZREM", keys.dispatch_due(shard), record.id),
+                             ("ZREM", keys.retention_due(shard), record.id))
             if failed is not None:
                 raise failed
             raise SessionNotFoundError(f"session {session_id!r} of user {user!r} in app {app!r} does not exist")
@@ -319,6 +335,7 @@ class InvocationStore:
             dispatch_due=keys.dispatch_due(shard),
             call_deadlines=keys.call_deadlines(shard), parked=keys.user_parked(where.app, where.user),
             webhook_due=keys.webhook_due(shard), webhook_outbox=keys.webhook_outbox(shard),
+            **self.inbox_script_keys(where, shard),
             app_audit=self._app_audit_key(where, entry), invocation_id=invocation_id, now=now,
             due_ms=_ms(now + DISPATCH_GRACE_S), status_data=status_data("queued", {"resumed": True, **(detail or {})}),
             **audit.script_args(entry, where.user, invocation_id), responses=answers)
@@ -369,7 +386,8 @@ class InvocationStore:
             settled=keys.invocation_settled(where.app, where.user, invocation_id),
             journal=keys.invocation_journal(where.app, where.user, invocation_id),
             parked=keys.user_parked(where.app, where.user), webhook_due=keys.webhook_due(shard),
-            webhook_outbox=keys.webhook_outbox(shard), app_audit=self._app_audit_key(where, entry),
+            webhook_outbox=keys.webhook_outbox(shard), **self.inbox_script_keys(where, shard),
+            app_audit=self._app_audit_key(where, entry),
             invocation_id=invocation_id, now=now, status_data=status_data("cancelled", detail), **self.stream_trim,
             **audit.script_args(entry, where.user, invocation_id), fields=fields)
         if reply[0] == "gone":

@@ -35,6 +35,7 @@ RELEASE = LuaScript("invocations/release")
 DELETE_SESSION = LuaScript("invocations/delete_session")
 JOURNAL_BEGIN = LuaScript("invocations/journal_begin")
 ADD_APPROVAL = LuaScript("invocations/add_approval")
+FORGET = LuaScript("invocations/forget")
 
 # Double texting and rewinds (worker.double_texting, worker.rewind): a strategy's cancels and the enqueue in one
 # step; a rewind holds the session lease so nothing runs on the session while it is put back.
@@ -60,7 +61,7 @@ PARKED_FINGERPRINT = LuaScript("listings/parked_fingerprint")
 ALL = {script.name: script for script in (
     CREATE_SESSION, COMMIT_EVENT, READ_SESSION, READ_SESSION_SINCE, PUBLISH_ENTRY,
     ENQUEUE, ACQUIRE, HEARTBEAT, HEARTBEAT_MANY, ADD_PENDING, CONSUME, SETTLE, RESPOND, CANCEL, RELEASE,
-    DELETE_SESSION, JOURNAL_BEGIN, ADD_APPROVAL, ENQUEUE_STRATEGY, REWIND_BEGIN, REWIND_END,
+    DELETE_SESSION, JOURNAL_BEGIN, ADD_APPROVAL, FORGET, ENQUEUE_STRATEGY, REWIND_BEGIN, REWIND_END,
     WEBHOOK_CLAIM, WEBHOOK_DELIVERED, WEBHOOK_RETRY, WEBHOOK_DEAD, WEBHOOK_REDELIVER,
     SESSION_IDS, PARKED_PAGE, PARKED_FINGERPRINT, RATE_ADMIT,
 )}

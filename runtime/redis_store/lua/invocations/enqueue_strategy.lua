@@ -1,4 +1,4 @@
--- uses: invocation_status, stream_trim, hash_pairs
+-- uses: invocation_status, stream_trim, hash_pairs, inbox_feed
 -- Queue an invocation under a double-texting strategy (worker.double_texting), in one step with what the strategy
 -- does to the invocations already live on the session (queued, running or parked):
 --   reject:    queue it only when none is live;
@@ -9,12 +9,12 @@
 --              gives the lease up).
 -- The queue steps are enqueue.lua's.
 -- KEYS: session_meta, record, queue, user_invocations, stream, active, lease, fence, parked, webhook_due,
---       webhook_outbox, live...
+--       webhook_outbox, app_parked, inbox_changes, status_counts, live...
 --   live: for each live invocation the caller read (interrupt, rollback), its record, settled stream and journal
 -- ARGV: invocation_id, created_at, strategy, now, status_data, cancel_data, maxlen, slack, max_age_ms, audit,
 --       hold_ms, live_ids..., cancel_fields..., fields...
---   live_ids: a count, then the ids of the live records in KEYS order; when the session's live set is not exactly
---             them, nothing is written and 'moved' is returned (the caller reads again and retries)
+--   live_ids: a count, then (id, app_parked member) per live record, in KEYS order; when the session's live set is
+--             not exactly those ids, nothing is written and 'moved' is returned (the caller reads again and retries)
 --   cancel_fields: a pair count, then the pairs HSET on each cancelled record; audit: the cancel's audit entry ('')
 local function is_final(status)
   return status == 'completed' or status == 'failed' or status == 'cancelled'
@@ -32,7 +32,7 @@ if strategy == 'reject' then
   if #live > 0 then return {'busy', live} end
 else
   local expected = {}
-  for i = 1, live_count do expected[ARGV[12 + i]] = true end
+  for i = 1, live_count do expected[ARGV[11 + 2 * i]] = true end
   local live = redis.call('ZRANGE', KEYS[6], 0, -1)
   if #live ~= live_count then return {'moved'} end
   for _, id in ipairs(live) do
@@ -41,11 +41,11 @@ else
 end
 
 -- Cancel the live invocations (cancel.lua's steps for each).
-local cancel_at = 13 + live_count
+local cancel_at = 13 + 2 * live_count
 local fields_at = cancel_at + 1 + 2 * tonumber(ARGV[cancel_at])
 local cancelled, calls = {}, {}
 for i = 1, live_count do
-  local id, record = ARGV[12 + i], KEYS[9 + 3 * i]
+  local id, record = ARGV[11 + 2 * i], KEYS[12 + 3 * i]
   local status = redis.call('HGET', record, 'status')
   if status and not is_final(status) then
     redis.call('LREM', KEYS[3], 0, id)
@@ -55,13 +55,16 @@ for i = 1, live_count do
       redis.call('INCR', KEYS[8])
     end
     for _, call in ipairs(pending_ids(record)) do calls[#calls + 1] = id .. ' ' .. call end
+    count_move(KEYS[14], record, status, 'cancelled')
     redis.call('HSET', record, 'status', 'cancelled', 'updated_at', ARGV[4])
     hset_from(record, cancel_at)
     audit_append(record, ARGV[10], nil, '', ARGV[4])
     notify(record, KEYS[10], KEYS[11], id, 'cancelled', ARGV[4], '')
     redis.call('ZREM', KEYS[9], id)
+    redis.call('ZREM', KEYS[12], ARGV[12 + 2 * i])
+    inbox_change(KEYS[13], record, id, 'cancelled')
     status_entry(KEYS[5], id, ARGV[6])
-    expire_final(record, KEYS[10 + 3 * i], KEYS[11 + 3 * i], 'cancelled')
+    expire_final(record, KEYS[13 + 3 * i], KEYS[14 + 3 * i], 'cancelled')
     cancelled[#cancelled + 1] = id
   end
   redis.call('ZREM', KEYS[6], id)
@@ -70,6 +73,7 @@ if #cancelled > 0 then trim_stream(KEYS[5], KEYS[6], tonumber(ARGV[7]), tonumber
 
 -- Queue the new one (enqueue.lua's steps).
 redis.call('HSET', KEYS[2], unpack(ARGV, fields_at))
+count_move(KEYS[14], KEYS[2], nil, 'queued')
 redis.call('RPUSH', KEYS[3], ARGV[1])
 redis.call('ZADD', KEYS[4], ARGV[2], ARGV[1])
 local entry = status_entry(KEYS[5], ARGV[1], ARGV[5])
