@@ -48,11 +48,9 @@ def image_environment(image: str) -> dict[str, str]:
 
 
 def host_environment() -> dict[str, str]:
-    """The same probe, run by this interpreter."""
-    namespace: dict = {}
+    """The same probe, run by the interpreter whose pip downloads the wheels."""
     out = subprocess.run([sys.executable, "-c", MARKER_ENV_PROBE], check=True, capture_output=True, text=True)
-    namespace.update(json.loads(out.stdout))
-    return namespace
+    return json.loads(out.stdout)
 
 
 def check_same_platform(image: dict[str, str], host: dict[str, str]) -> None:

@@ -28,10 +28,21 @@ def say(message: str) -> None:
     print(f"[deploy] {message}", flush=True)
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+WHEELHOUSE_PORT = 47913
+"""The wheelhouse's usual port: the same WHEELHOUSE build arg on every run keeps Docker's build cache valid (a
+changed build arg rebuilds every step after it, installing all dependencies again)."""
+
+
+def free_port(preferred: int = 0) -> int:
+    """``preferred`` when it is free on loopback, else any free port."""
+    for port in (preferred, 0) if preferred else (0,):
+        with socket.socket() as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return sock.getsockname()[1]
+    raise AssertionError("no free port on 127.0.0.1")
 
 
 def compose_command() -> list[str] | None:
@@ -57,7 +68,7 @@ class Wheelhouse:
     def __init__(self, base_image: str, folder: Path):
         self.base_image = base_image
         self.folder = folder
-        self.port = free_port()
+        self.port = free_port(WHEELHOUSE_PORT)
         self._server: subprocess.Popen | None = None
 
     @property
@@ -84,7 +95,8 @@ class ComposeStack:
 
     def __init__(self, compose: list[str], base_image: str, wheelhouse_url: str):
         self.project = f"agentq-deploy-{os.getpid()}"
-        self.image = f"agentq:deploy-test-{os.getpid()}"
+        # One tag, kept between runs: the image (with its build cache) is replaced by the next run's build.
+        self.image = "agentq:deploy-test"
         self.ports = {name: free_port() for name in ("redis", "api", "flower")}
         self.compose = [*compose, "-p", self.project, "-f", str(ROOT / "compose.yaml"), "-f", str(OVERRIDE)]
         self.env = {

@@ -32,7 +32,7 @@ def _missing_prerequisite() -> str | None:
 
 @pytest.fixture(scope="package")
 def stack():
-    """The running compose project; ``docker compose down -v`` (and the test image removed) afterwards."""
+    """The running compose project; ``docker compose down -v`` afterwards (the image stays: it is the build cache)."""
     reason = _missing_prerequisite()
     if reason:
         pytest.skip(reason)
@@ -53,5 +53,4 @@ def stack():
         yield compose
     finally:
         compose.down()
-        subprocess.run(["docker", "image", "rm", compose.image], capture_output=True)
         say("compose down -v: containers, network and volume removed")
