@@ -150,13 +150,13 @@ class ComposeStack:
         return done.stdout + done.stderr
 
     def wait_healthy(self, timeout: float = 180) -> dict[str, str]:
-        """Wait until redis and the api report healthy, flower runs and every worker announced its name; the
-        state of each container. Raises with the containers' logs when one exits or time runs out."""
+        """Wait until redis, the api and flower report healthy and every worker announced its name (workers have
+        no healthcheck); the state of each container. Raises with the logs when one exits or time runs out."""
         deadline = time.monotonic() + timeout
         while True:
             states = self.states()
-            up = (all(states[name] == "healthy" for service in ("redis", "api") for name in self.containers(service))
-                  and all(states[name] == "running" for name in self.containers("flower"))
+            up = (all(states[name] == "healthy" for service in ("redis", "api", "flower")
+                      for name in self.containers(service))
                   and all(self.worker_name(name) for name in self.containers("worker")))
             if up:
                 return states

@@ -21,6 +21,8 @@ def _missing_prerequisite() -> str | None:
     if os.environ.get("AGENTQ_DEPLOY_TEST") != "1":
         return ("builds the image and runs compose.yaml (minutes): set AGENTQ_DEPLOY_TEST=1 to run it, as .ci/run "
                 "does")
+    if not shutil.which("docker"):
+        return "no docker command (deploy/docker-engine.sh installs Debian's docker.io)"
     if subprocess.run(["docker", "info"], capture_output=True).returncode != 0:
         return "no Docker engine: `docker info` failed (deploy/docker-engine.sh installs and starts one)"
     if compose_command() is None:

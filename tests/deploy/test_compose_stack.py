@@ -136,6 +136,7 @@ def test_flower_shows_the_tasks_behind_its_login_and_refuses_without_it(stack, a
     _wait_for(api, invocation_id, "completed")
     with httpx.Client(base_url=stack.flower_url, timeout=30) as flower:
         refused = flower.get("/api/tasks")
+        health = flower.get("/healthcheck")  # the one page open without the login (compose's healthcheck)
         deadline = time.monotonic() + 60
         while True:  # Flower learns of tasks from the workers' task events, a moment after they ran
             tasks = flower.get("/api/tasks", auth=FLOWER_LOGIN)
@@ -143,8 +144,10 @@ def test_flower_shows_the_tasks_behind_its_login_and_refuses_without_it(stack, a
             if mine and mine[-1]["state"] == "SUCCESS" or time.monotonic() > deadline:
                 break
             time.sleep(0.5)
-    say(f"flower: without login {refused.status_code}; with login {tasks.status_code}, "
+    say(f"flower: /api/tasks without login {refused.status_code}; /healthcheck {health.status_code} {health.text!r}; "
+        f"/api/tasks with login {tasks.status_code}, "
         f"{len(tasks.json())} tasks seen, {invocation_id}'s: {json.dumps([(t['name'], t['state']) for t in mine])}")
     assert refused.status_code == 401
+    assert (health.status_code, health.text) == (200, "OK")
     assert tasks.status_code == 200
     assert [(t["name"], t["state"]) for t in mine][-1] == ("agentq.run", "SUCCESS")
