@@ -1,9 +1,9 @@
 # The one image compose.yaml runs as api, worker and flower.
 #
 # BASE_IMAGE: any Debian-like image with Python 3.11 and its venv module. Where no registry can be reached, CI
-# passes a Debian made with debootstrap (deploy/debian-base.sh). WHEELHOUSE: where pip takes the wheels from
-# instead of PyPI (a --find-links URL or path, e.g. a folder of `pip download` output served on the build host);
-# empty means PyPI.
+# passes a Debian made with debootstrap (deploy/debian-base.sh). WHEELHOUSE: a URL pip takes the wheels from
+# instead of PyPI (--find-links: a page listing them, such as `python -m http.server` over a folder of
+# `pip download` output on the build host; deploy/wheelhouse.py makes one); empty means PyPI.
 ARG BASE_IMAGE=python:3.11-slim
 FROM ${BASE_IMAGE}
 ARG WHEELHOUSE=

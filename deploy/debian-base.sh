@@ -15,6 +15,10 @@ mirror=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 cache=${AGENTQ_CI_CACHE:-/var/cache/agentq-ci}
 tarball="$cache/debian-$suite-python3.tar"
 
+if ! docker info >/dev/null 2>&1; then
+  echo "debian-base: no Docker engine answers (deploy/docker-engine.sh starts one)" >&2
+  exit 1
+fi
 if docker image inspect "$tag" >/dev/null 2>&1; then
   echo "$tag"
   exit 0
@@ -22,6 +26,10 @@ fi
 
 mkdir -p "$cache"
 if [ ! -s "$tarball" ]; then
+  if [ "$(id -u)" != 0 ] || ! command -v debootstrap >/dev/null 2>&1; then
+    echo "debian-base: making $tarball needs root and debootstrap (apt-get install debootstrap)" >&2
+    exit 1
+  fi
   started=$(date +%s)
   rootfs=$(mktemp -d "$cache/rootfs.XXXXXX")
   trap 'rm -rf "$rootfs"' EXIT
