@@ -128,7 +128,16 @@ class ComposeStack:
 
     def build(self) -> None:
         # One service builds the image; the others name the same tag (building them too would only hit the cache).
+        previous = self.image_id()
         self.run("build", "api", timeout=1200)
+        if previous and previous != self.image_id():
+            # The last run's image, untagged now: removed with the layers only it used, so runs don't pile up.
+            subprocess.run(["docker", "image", "rm", previous], capture_output=True)
+
+    def image_id(self) -> str | None:
+        done = subprocess.run(["docker", "image", "inspect", "--format", "{{.Id}}", self.image],
+                              capture_output=True, text=True)
+        return done.stdout.strip() if done.returncode == 0 else None
 
     def up(self, workers: int) -> None:
         self.run("up", "-d", "--no-build", "--scale", f"worker={workers}")
