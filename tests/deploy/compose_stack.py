@@ -12,7 +12,6 @@ import os
 import shutil
 import socket
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -26,11 +25,6 @@ FLOWER_LOGIN = ("ops", "deploy-test-flower-password")
 def say(message: str) -> None:
     """One line of the test's report (run pytest with -s to see them; .ci/run does)."""
     print(f"[deploy] {message}", flush=True)
-
-
-WHEELHOUSE_PORT = 47913
-"""The wheelhouse's usual port: the same WHEELHOUSE build arg on every run keeps Docker's build cache valid (a
-changed build arg rebuilds every step after it, installing all dependencies again)."""
 
 
 def free_port(preferred: int = 0) -> int:
@@ -60,34 +54,6 @@ def run(*command: str, timeout: float = 600, env: dict[str, str] | None = None) 
     if done.returncode != 0:
         raise AssertionError(f"{' '.join(command)!r} exited {done.returncode}:\n{done.stdout}\n{done.stderr}")
     return done.stdout
-
-
-class Wheelhouse:
-    """The lock's wheels for the base image, downloaded on this host and served on loopback for the build."""
-
-    def __init__(self, base_image: str, folder: Path):
-        self.base_image = base_image
-        self.folder = folder
-        self.port = free_port(WHEELHOUSE_PORT)
-        self._server: subprocess.Popen | None = None
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/"
-
-    def __enter__(self) -> Wheelhouse:
-        count = run(sys.executable, str(ROOT / "deploy" / "wheelhouse.py"), "--image", self.base_image,
-                    "--dest", str(self.folder)).strip()
-        say(f"wheelhouse: {count} wheels for {self.base_image} in {self.folder}")
-        self._server = subprocess.Popen(
-            [sys.executable, "-m", "http.server", "--bind", "127.0.0.1", str(self.port), "--directory",
-             str(self.folder)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        return self
-
-    def __exit__(self, *exc) -> None:
-        if self._server is not None:
-            self._server.terminate()
-            self._server.wait()
 
 
 class ComposeStack:

@@ -14,7 +14,8 @@ import time
 
 import pytest
 
-from tests.deploy.compose_stack import CACHE, ROOT, ComposeStack, Wheelhouse, compose_command, run, say
+from tests.deploy.compose_stack import CACHE, ROOT, ComposeStack, compose_command, run, say
+from tests.deploy.wheel_server import Wheelhouse
 
 
 def _missing_prerequisite() -> str | None:
