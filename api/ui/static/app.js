@@ -6,7 +6,6 @@ import { inboxView } from "./inbox.js";
 import { invocationView } from "./invocation.js";
 import { sessionView } from "./session.js";
 
-const SUMMARY_EVERY_MS = 5000;
 const view = document.getElementById("view");
 const ops = document.getElementById("ops");
 const banner = document.getElementById("banner");
@@ -62,7 +61,19 @@ function showKey() {
   }, "Forget key")] : []));
 }
 
+let summarizing = false;
+let summaryAgain = false;
+// The header's figures are read again when a view saw something change (an inbox change, a status frame of
+// an invocation or session), one read at a time; no timer asks the API while nothing happens.
 async function refreshSummary() {
+  if (summarizing) { summaryAgain = true; return; }
+  summarizing = true;
+  summaryAgain = false;
+  try { await readSummary(); } finally { summarizing = false; }
+  if (summaryAgain) refreshSummary();
+}
+
+async function readSummary() {
   if (asking) return;
   try {
     const summary = await call("GET", "/ops/summary");
@@ -89,8 +100,9 @@ async function refreshSummary() {
 auth.onUnauthorized = () => askForKey(auth.key ? "This key is not accepted: enter a valid API key." : null);
 window.addEventListener("hashchange", route);
 window.addEventListener("agentq:changed", () => refreshSummary());
-setInterval(tick, 1000);
-setInterval(refreshSummary, SUMMARY_EVERY_MS);
+window.addEventListener("hashchange", () => refreshSummary());
+document.addEventListener("visibilitychange", () => { if (!document.hidden) refreshSummary(); });
+setInterval(tick, 1000); // the "waiting 3 min" labels: the browser's clock only, no request
 showKey();
 (async () => {
   try {
