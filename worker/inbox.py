@@ -81,21 +81,25 @@ async def app_wide_page(redis: Any, apps: list[str], *, cluster: bool, page_size
     return await _page(redis, located, page_size, "a"), total
 
 
-async def app_wide_total(redis: Any, apps: list[str], *, cluster: bool) -> int:
+async def app_wide_total(store: Any, apps: list[str]) -> int:
     """How many invocations of ``apps`` are parked, all users (the app-wide index's sizes)."""
-    shards = await in_use(redis, cluster=cluster)
-    sizes = await asyncio.gather(*(redis.zcard(keys.app_parked(app, shard)) for app in apps for shard in shards))
-    return sum(sizes)
+    shards = await in_use(store.redis, cluster=store.clients.is_cluster)
+    return await _sizes(store, [keys.app_parked(app, shard) for app in apps for shard in shards])
 
 
-async def parked_total(redis: Any, pairs: list[Pair]) -> int:
-    """How many invocations of ``pairs`` are parked (one ZCARD per pair, in one pipeline)."""
-    if not pairs:
-        return 0
-    pipe = redis.pipeline(transaction=False)
-    for app, user in pairs:
-        pipe.zcard(keys.user_parked(app, user))
-    return sum(await pipe.execute())
+async def parked_total(store: Any, pairs: list[Pair]) -> int:
+    """How many invocations of ``pairs`` are parked."""
+    return await _sizes(store, [keys.user_parked(app, user) for app, user in pairs])
+
+
+async def _sizes(store: Any, indexes: list[str]) -> int:
+    # On the store's pipelined connection: many pages opening at once add no connections to Redis, which
+    # would cost the server time for as long as they stay open.
+    sizes = await store.batch(*(("ZCARD", index) for index in indexes)) if indexes else []
+    for size in sizes:
+        if isinstance(size, Exception):
+            raise size
+    return sum(int(size) for size in sizes)
 
 
 async def _merge(redis: Any, indexes: list[str], cursor: tuple[str, str],

@@ -99,11 +99,11 @@ class InboxReads:
 
     async def parked_total(self, pairs: list[Pair]) -> int:
         """How many invocations of ``pairs`` are parked."""
-        return await inbox.parked_total(self._store.redis, pairs)
+        return await inbox.parked_total(self._store, pairs)
 
     async def app_wide_total(self, apps: list[str]) -> int:
         """How many invocations of ``apps`` are parked, all users."""
-        return await inbox.app_wide_total(self._store.redis, apps, cluster=self._store.clients.is_cluster)
+        return await inbox.app_wide_total(self._store, apps)
 
     async def fingerprint(self, pairs: list[Pair]) -> tuple[int, str]:
         """The parked total and a digest that changes when an invocation of ``pairs`` parks or leaves."""
