@@ -1,8 +1,9 @@
 """``agentq status``: is anything running, and how is it doing: Redis, workers alive, queue depth, counts.
 
 The figures of ``GET /ops/summary`` (workers by heartbeat, ``worker.workers_alive``; the run queue's length;
-invocations by status over at most ``worker.status_counts.SCAN_LIMIT`` records, parked exactly), for the whole deployment,
-read through the worker's client (``AgentqClient.ops``, ``worker/reads.py``).
+invocations by status, exact: ``worker.status_counts``), for the whole deployment, read through the worker's client
+(``AgentqClient.ops``, ``worker/reads.py``). ``sampled`` in the JSON form is always false (kept for scripts that
+read it: counts were once sampled).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ async def summary(redis_url: str) -> dict[str, Any]:
     # Any store URL, Cluster too; reads only, so a Cluster store needs no AGENTQ_BROKER_URL here.
     async with AgentqClient(redis_url, reads_only=True) as client:
         workers = await client.ops.alive_workers()
-        counts, sampled = await client.ops.status_counts()
+        counts = await client.ops.status_counts()
         depth = await client.ops.queue_depth()
     now = time.time()
     return {
@@ -35,7 +36,7 @@ async def summary(redis_url: str) -> dict[str, Any]:
         "workers": [{"name": w.name, "apps": w.apps, "lastBeatAgo": round(now - w.last_beat, 1)} for w in workers],
         "queueDepth": depth,
         "counts": counts,
-        "sampled": sampled,
+        "sampled": False,
     }
 
 
@@ -51,11 +52,8 @@ def text(figures: dict[str, Any], embedded: dict[int, str] | None) -> str:
     else:
         workers = "none alive: queued invocations wait (start one: agentq worker --app module:attr)"
     counts = ", ".join(f"{status} {n}" for status, n in figures["counts"].items())
-    from worker.status_counts import SCAN_LIMIT
-
-    more = f" (first {SCAN_LIMIT} invocations counted)" if figures["sampled"] else ""
     return (f"redis        {redis_line}\nworkers      {workers}\nqueue        {figures['queueDepth']} run jobs "
-            f"waiting\ninvocations  {counts}{more}")
+            f"waiting\ninvocations  {counts}")
 
 
 def run(args: argparse.Namespace, redis_url: str, embedded: dict[int, str] | None) -> int:

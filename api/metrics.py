@@ -51,7 +51,7 @@ class Metrics:
         )
         self.invocations = Gauge(
             "agentq_invocations",
-            "Invocations by status at scrape time (up to 5,000 records counted)",
+            "Invocations by status at scrape time (exact: counters kept by each transition)",
             ["status"],
             registry=self.registry,
         )

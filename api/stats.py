@@ -9,11 +9,11 @@ from worker.dispatch import QUEUE
 
 
 def client_stats_provider(client: Any):
-    """A StatsProvider reading invocation statuses (sampled: worker.status_counts), the run queue's depth and the
+    """A StatsProvider reading invocation statuses (exact: worker.status_counts), the run queue's depth and the
     webhook figures of ``client`` (a worker.client.AgentqClient)."""
 
     async def provider() -> dict[str, dict[str, float]]:
-        counts, _sampled = await client.ops.status_counts()
+        counts = await client.ops.status_counts()
         return {
             "invocations": {status: float(count) for status, count in counts.items()},
             "queue_depth": {QUEUE: float(await client.ops.queue_depth())},

@@ -43,6 +43,7 @@ async def delete_session(store, app: str, user: str, session_id: str, reason: st
         parked=keys.user_parked(app, user),
         # where the notifications of the cancellations go
         webhook_due=keys.webhook_due(shard), webhook_outbox=keys.webhook_outbox(shard),
+        **store.inbox_script_keys(Where(app=app, user=user, session=session_id), shard),
     )
     error = dumps({"type": "InvocationCancelledError", "message": reason})
     cancel = audit.entry("cancel", actor, time.time(), reason=reason)
@@ -62,7 +63,7 @@ async def delete_session(store, app: str, user: str, session_id: str, reason: st
             store.mux, **fixed, invocation_keys=per_invocation, file_keys=file_keys, session_id=session_id,
             now=cancel.at if cancel else time.time(), invocation_count=len(ids), file_count=len(files),
             cancel_reason=reason, error_json=error, audit=audit.script_args(cancel, user, "")["audit"],
-            invocation_ids=ids, filenames=files)
+            invocation_ids=ids, filenames=files, parked_members=[dumps([user, i]) for i in ids])
         if reply[0] == "ok":
             break
     else:

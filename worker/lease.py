@@ -23,7 +23,7 @@ from runtime.redis_store.scripts import (
     SETTLE,
 )
 
-from .codec import decode_record, encode_fields, pending_json
+from .codec import decode_record, dumps, encode_fields, pending_json
 from .record import InvocationRecord, PendingCall
 from .store import InvocationStore, Where, status_data
 
@@ -67,7 +67,8 @@ async def acquire(
     where = await store.locate(invocation_id)
     reply = await ACQUIRE(
         store.mux, record=store.record_key(invocation_id, where),
-        **store.session_script_keys(where, "queue", "lease", "fence", "stream"), invocation_id=invocation_id, worker=worker, lease_ms=int(ttl_s * 1000), now=time.time())
+        **store.session_script_keys(where, "queue", "lease", "fence", "stream"), invocation_id=invocation_id, worker=worker, lease_ms=int(ttl_s * 1000), now=time.time(),
+        status_counts=keys.status_counts(store.shard(where)))
     if reply[0] != "ok":
         if reply[0] != "held":  # the holder (or the head's settle) is responsible for it now
             await store.mux.execute_command("ZREM", keys.dispatch_due(store.shard(where)), invocation_id)
@@ -158,9 +159,10 @@ async def settle(
         lease_expiries=keys.lease_expiries(shard), dispatch_due=keys.dispatch_due(shard),
         journal=keys.invocation_journal(where.app, where.user, claim.record.id),
         parked=keys.user_parked(where.app, where.user), webhook_due=keys.webhook_due(shard),
-        webhook_outbox=keys.webhook_outbox(shard),
+        webhook_outbox=keys.webhook_outbox(shard), **store.inbox_script_keys(where, shard),
         token=claim.token, invocation_id=claim.record.id, status=status, now=now,
-        status_data=status_data(status, detail), **store.stream_trim, fields=encode_fields(values))
+        status_data=status_data(status, detail), **store.stream_trim,
+        parked_member=dumps([where.user, claim.record.id]), fields=encode_fields(values))
     if reply[0] != "ok":
         claim.settling = reply[0] != "continue"
         return reply[0], ""

@@ -10,7 +10,6 @@ key and sends no command: which keys hold what stays the worker's business (``te
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from runtime.redis_store import keys
@@ -66,9 +65,11 @@ class OpsReads:
         """Run jobs waiting in the broker's queue (``worker.dispatch.QUEUE``)."""
         return await self._store.redis.llen(QUEUE)
 
-    async def status_counts(self, visible: Callable[[str, str], bool] | None = None) -> tuple[dict[str, int], bool]:
-        """Invocations by status and whether the count was sampled (``worker.status_counts.count_by_status``)."""
-        return await count_by_status(self._store.redis, visible=visible)
+    async def status_counts(self, apps: list[str] | None = None, users: list[str] | None = None) -> dict[str, int]:
+        """Invocations by status, exactly: of the deployment, of ``apps``, or of ``users`` in ``apps``
+        (``worker.status_counts.count_by_status``)."""
+        return await count_by_status(self._store.redis, cluster=self._store.clients.is_cluster, apps=apps,
+                                     users=users)
 
     async def webhook_stats(self) -> dict[str, float]:
         """The webhook outbox's counters and sizes (``worker.webhook_outbox.stats``)."""

@@ -1,40 +1,46 @@
-"""Invocations counted by status, for /metrics, the ops summary and ``agentq status``.
+"""Invocations counted by status, exactly, for /metrics, the ops summary and ``agentq status``.
 
-Read from the id -> place index (``keys.invocation_index``) and each record's status, at most ``SCAN_LIMIT``
-records per call so a scrape stays cheap on a big deployment; ``sampled`` says when there were more.
+The status scripts keep the counts (``keys.status_counts``, ``lua/lib/status_counts.lua``) in the same step as
+each transition, from the enqueue that creates a record to the sweep that removes it (``lua/invocations/
+forget.lua``), so a read is a few HMGETs: one per shard in use (one on a single node), whatever the number of
+invocations. Three scopes: the whole deployment, some apps, or some users of some apps.
 """
 
 from __future__ import annotations
 
-import json
-from collections import Counter
-from collections.abc import Callable
+import asyncio
 from typing import Any
 
 from runtime.redis_store import keys
-from runtime.redis_store.codec import text
 from runtime.statuses import STATUSES
 
-SCAN_LIMIT = 5_000
-"""Invocation records counted per call, at most."""
+from .shards import in_use
 
 
-async def count_by_status(redis: Any, *, visible: Callable[[str, str], bool] | None = None,
-                          limit: int = SCAN_LIMIT) -> tuple[dict[str, int], bool]:
-    """Every status with how many invocations have it (of those ``visible(app, user)`` allows; all when None),
-    and whether the count stopped at ``limit`` records."""
-    found: list[str] = []
-    sampled = False
-    async for invocation_id, raw in redis.hscan_iter(keys.invocation_index(), count=500):
-        app, user, _session = json.loads(raw)
-        if visible is not None and not visible(app, user):
-            continue
-        if len(found) >= limit:
-            sampled = True
-            break
-        found.append(keys.invocation(app, user, text(invocation_id)))
-    pipe = redis.pipeline(transaction=False)
-    for key in found:
-        pipe.hget(key, "status")
-    statuses = Counter(text(status) for status in (await pipe.execute() if found else []) if status is not None)
-    return {status: statuses.get(status, 0) for status in STATUSES}, sampled
+def count_fields(apps: list[str] | None = None, users: list[str] | None = None) -> dict[str, list[str]]:
+    """The counter fields to add up for each status: every app's (``apps`` None), those ``apps``' (``users``
+    None), or those of ``users`` in ``apps``. Names are escaped as in the keys' hash tags, as the scripts do."""
+    if apps is None:
+        return {status: [status] for status in STATUSES}
+    if users is None:
+        scopes = ["a:" + keys.app_tag(app)[1:-1] for app in apps]
+    else:
+        scopes = ["u:" + keys.user_tag(app, user)[1:-1] for app in apps for user in users]
+    return {status: [f"{scope}:{status}" for scope in scopes] for status in STATUSES}
+
+
+async def count_by_status(redis: Any, *, cluster: bool, apps: list[str] | None = None,
+                          users: list[str] | None = None) -> dict[str, int]:
+    """Every status with how many invocations have it now, in the scope of ``count_fields``."""
+    fields = count_fields(apps, users)
+    flat = [field for status in STATUSES for field in fields[status]]
+    counts = dict.fromkeys(STATUSES, 0)
+    if not flat:
+        return counts
+    shards = await in_use(redis, cluster=cluster)
+    replies = await asyncio.gather(*(redis.hmget(keys.status_counts(shard), flat) for shard in shards))
+    per_status = len(flat) // len(STATUSES)  # the same number of fields for each status, in STATUSES order
+    for reply in replies:
+        for n, status in enumerate(STATUSES):
+            counts[status] += sum(int(value or 0) for value in reply[n * per_status : (n + 1) * per_status])
+    return counts

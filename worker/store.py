@@ -163,6 +163,13 @@ class InvocationStore:
         named = lifecycle_keys(where.app, where.user, where.session)
         return {name: named[name] for name in names}
 
+    @staticmethod
+    def inbox_script_keys(where: Where, shard: str) -> dict[str, str]:
+        """The keys every status script that can change what an approver sees keeps in step: the app's parked
+        index, the inbox change feed and the status counts (of the user's shard on a Cluster)."""
+        return {"app_parked": keys.app_parked(where.app, shard), "inbox_changes": keys.inbox_changes(shard),
+                "status_counts": keys.status_counts(shard)}
+
     async def get(self, invocation_id: str) -> InvocationRecord:
         """The record. Raises InvocationNotFoundError."""
         where = await self.locate(invocation_id)
@@ -221,7 +228,7 @@ class InvocationStore:
         enqueue = dict(
             session_meta=keys.session_meta(app, user, session_id), record=self.record_key(record.id, where),
             user_invocations=keys.user_invocations(app, user),
-            **self.session_script_keys(where, "queue", "stream", "active"),
+            **self.session_script_keys(where, "queue", "stream", "active"), status_counts=keys.status_counts(shard),
             invocation_id=record.id, created_at=record.created_at, status_data=QUEUED,
             fields=[*encode_record(record), "retention_s", repr(self.retention.settled_s)])
         if not self._scripts_loaded:  # so the EVALSHA below normally finds the script (no second round trip)
@@ -289,6 +296,7 @@ class InvocationStore:
             dispatch_due=keys.dispatch_due(shard),
             call_deadlines=keys.call_deadlines(shard), parked=keys.user_parked(where.app, where.user),
             webhook_due=keys.webhook_due(shard), webhook_outbox=keys.webhook_outbox(shard),
+            **self.inbox_script_keys(where, shard),
             app_audit=self._app_audit_key(where, entry), invocation_id=invocation_id, now=now,
             due_ms=_ms(now + DISPATCH_GRACE_S), status_data=status_data("queued", {"resumed": True, **(detail or {})}),
             **audit.script_args(entry, where.user, invocation_id), responses=answers)
@@ -339,7 +347,8 @@ class InvocationStore:
             settled=keys.invocation_settled(where.app, where.user, invocation_id),
             journal=keys.invocation_journal(where.app, where.user, invocation_id),
             parked=keys.user_parked(where.app, where.user), webhook_due=keys.webhook_due(shard),
-            webhook_outbox=keys.webhook_outbox(shard), app_audit=self._app_audit_key(where, entry),
+            webhook_outbox=keys.webhook_outbox(shard), **self.inbox_script_keys(where, shard),
+            app_audit=self._app_audit_key(where, entry),
             invocation_id=invocation_id, now=now, status_data=status_data("cancelled", detail), **self.stream_trim,
             **audit.script_args(entry, where.user, invocation_id), fields=fields)
         if reply[0] == "gone":

@@ -2,10 +2,11 @@
 
 - Retention: every invocation has an entry in ``keys.retention_due`` from its enqueue on. When it is due the
   sweeper looks at the record. Not final (queued, running, parked): look again one retention period later,
-  so a parked invocation is kept however long it waits. Final: its record, settled stream and tool journal
-  expire by themselves (TTLs set when it settled); look again when they have. Gone: remove what lived outside
-  its own keys, its index entry and listing entries, and the entry itself. A final record without a TTL
-  (settled before retention existed) gets one.
+  so a parked invocation is kept however long it waits. Final: once its retention has passed since it
+  finished, the FORGET script removes the record together with its status count (``keys.status_counts``: a
+  TTL would drop the record without it) and its listing and parked entries; the index and audit entries go
+  in the same batch. Its settled stream and tool journal expire by themselves (TTLs set when it settled). A
+  record already gone (one that expired by a TTL before records stopped having one) leaves the same traces.
 - Idle sessions (only with ``RetentionPolicy.session_idle_s``): ``keys.session_expiries`` holds each session's
   earliest possible expiry, pushed back on every enqueue. When it is due and nothing was committed for the
   TTL and nothing is queued or running, the session is deleted like ``DELETE session`` (its parked
@@ -20,13 +21,15 @@ import logging
 import time
 
 from runtime.redis_store import keys
+from runtime.redis_store.scripts import FORGET
 from runtime.statuses import FINAL
+
+from .codec import dumps
+from .store import Where
 
 log = logging.getLogger("agentq.sweeper")
 BATCH = 1000
 """Entries of each kind one pass takes on."""
-GRACE_MS = 100
-"""Looked at this long after a record's TTL runs out, so it is gone by then."""
 
 
 async def sweep_once(store) -> int:
@@ -51,36 +54,46 @@ async def _sweep_invocations(store, now_ms: int) -> int:
     located = await store.batch(*[("HGET", keys.invocation_index(), invocation_id) for invocation_id in ids])
     where = {invocation_id: json.loads(raw) for invocation_id, raw in zip(ids, located, strict=True)
              if isinstance(raw, str)}  # no index entry: swept already
-    probes = []
-    for invocation_id, (app, user, _) in where.items():
-        record = keys.invocation(app, user, invocation_id)
-        probes += [("HGET", record, "status"), ("PTTL", record), ("HGET", record, "retention_s")]
-    replies = await store.batch(*probes)
+    probes = [("HMGET", keys.invocation(app, user, invocation_id), "status", "finished_at", "updated_at",
+               "retention_s") for invocation_id, (app, user, _) in where.items()]
     commands: list[tuple] = []
-    for n, (invocation_id, (app, user, _)) in enumerate(where.items()):
-        status, ttl_ms, retention = replies[3 * n : 3 * n + 3]
-        if any(isinstance(reply, Exception) for reply in (status, ttl_ms, retention)):
+    forgets = []
+    for (invocation_id, (app, user, _)), reply in zip(where.items(), await store.batch(*probes), strict=True):
+        if isinstance(reply, Exception):
             commands.append(("ZADD", keys.retention_due(), now_ms + 1000, invocation_id))  # look again soon
             continue
+        status, finished_at, updated_at, retention = reply
         keep_ms = int(float(retention or store.retention.settled_s) * 1000)
-        own = (keys.invocation(app, user, invocation_id), keys.invocation_settled(app, user, invocation_id),
-               keys.invocation_journal(app, user, invocation_id))
-        if status is None:
-            commands += [("HDEL", keys.invocation_index(), invocation_id),
-                         ("ZREM", keys.user_invocations(app, user), invocation_id),
-                         ("ZREM", keys.user_parked(app, user), invocation_id),
-                         ("ZREM", keys.app_audit(app), json.dumps([user, invocation_id], separators=(",", ":"))),
-                         ("DEL", *own)]  # a journal or settled stream a stalled worker wrote late
+        if status is not None and status not in FINAL:
+            commands.append(("ZADD", keys.retention_due(), now_ms + keep_ms, invocation_id))
             continue
-        if status in FINAL and ttl_ms < 0:
-            commands += [("PEXPIRE", key, keep_ms) for key in own]
-            ttl_ms = keep_ms
-        wait_ms = ttl_ms + GRACE_MS if status in FINAL else keep_ms
-        commands.append(("ZADD", keys.retention_due(), now_ms + wait_ms, invocation_id))
+        if status is not None:
+            due_ms = int(float(finished_at or updated_at or 0) * 1000) + keep_ms
+            if due_ms > now_ms:
+                commands.append(("ZADD", keys.retention_due(), due_ms, invocation_id))
+                continue
+        forgets.append(_forget(store, app, user, invocation_id))
+        # its index and audit entries live outside its user's tag on a Cluster: after the script, in one batch
+        commands += [("HDEL", keys.invocation_index(), invocation_id),
+                     ("ZREM", keys.app_audit(app), dumps([user, invocation_id]))]
+    await asyncio.gather(*forgets)  # pipelined on the mux connection, the script loaded if Redis lost it
     for reply in await store.batch(*commands):
         if isinstance(reply, Exception):
             raise reply
     return len(ids)
+
+
+def _forget(store, app: str, user: str, invocation_id: str):
+    """The FORGET script for a final invocation whose retention has passed (or what is left of one already
+    gone): its record with its status count, its listing and parked entries and its own keys."""
+    shard = store.shard(Where(app=app, user=user, session=""))
+    return FORGET(
+        store.mux, record=keys.invocation(app, user, invocation_id),
+        settled=keys.invocation_settled(app, user, invocation_id),
+        journal=keys.invocation_journal(app, user, invocation_id), user_invocations=keys.user_invocations(app, user),
+        parked=keys.user_parked(app, user), app_parked=keys.app_parked(app, shard),
+        status_counts=keys.status_counts(shard), invocation_id=invocation_id,
+        parked_member=dumps([user, invocation_id]))
 
 
 async def _sweep_sessions(store, now_ms: int) -> int:

@@ -1,19 +1,23 @@
 """Operations at a glance: invocations by status, run jobs waiting, workers alive (``GET /ops/summary``).
 
-Counts cover what the caller's key may see. Statuses are counted over at most ``worker.status_counts.SCAN_LIMIT`` invocation records
-(``sampled`` says when there were more), except ``parked``, which is exact (the users' parked indexes). Queue
-depth and workers are the deployment's: with no worker alive a queued invocation waits, which a page must say.
+Counts cover what the caller's key may see, exactly, from the counters the status scripts keep
+(``worker.status_counts``): the deployment's, its apps', or its users' in those apps, whatever the number of
+invocations. ``sampled`` is always false (counts were once sampled; the field stays for clients that read it).
+Queue depth and workers are the deployment's: with no worker alive a queued invocation waits, which a page must
+say.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 from fastapi import APIRouter, Depends
 
-from ..auth import Caller
+from ..auth import WILDCARD, Caller
 from ..deps import Services, get_caller, get_services, get_settings
 from ..schemas import WireModel
 from ..settings import ApiSettings
-from .inbox import visible_pairs
+from .invocations import queue_of
 
 router = APIRouter(tags=["ops"])
 
@@ -42,16 +46,24 @@ async def summary(
     services: Services = Depends(get_services),
 ) -> SummaryOut:
     """Invocations by status (those the key may see), the run queue's depth, and the workers alive."""
-    pairs = await visible_pairs(services, settings, caller, None, None)  # 503 without a queue
-    client = services.queue
-
-    def visible(app: str, user: str) -> bool:
-        return (not settings.app_names or app in settings.app_names) and caller.allows(app, user)
-
-    counts, sampled = await client.ops.status_counts(visible)
-    counts["parked"], _ = await client.inbox.fingerprint(pairs)
+    client = queue_of(services)  # 503 without a queue
+    apps, users = await _scope(client, settings, caller)
+    counts = await client.ops.status_counts(apps, users)
     workers = await client.ops.alive_workers()
     return SummaryOut(
-        counts=counts, sampled=sampled, queue_depth=await client.ops.queue_depth(), workers_alive=len(workers),
+        counts=counts, sampled=False, queue_depth=await client.ops.queue_depth(), workers_alive=len(workers),
         workers=[WorkerOut(name=w.name, last_beat=w.last_beat, apps=w.apps) for w in workers],
     )
+
+
+async def _scope(client: Any, settings: ApiSettings, caller: Caller) -> tuple[list[str] | None, list[str] | None]:
+    """The apps (None: all) and users (None: all) whose invocations the caller may count."""
+    users = None if caller.grant is None or WILDCARD in caller.grant.users else list(caller.grant.users)
+    if caller.grant is None or WILDCARD in caller.grant.apps:
+        if not settings.app_names and users is None:
+            return None, None
+        apps = settings.app_names or await client.ops.announced_apps()
+    else:
+        apps = caller.grant.apps
+    return [name for name in apps if caller.allows_app(name)
+            and (not settings.app_names or name in settings.app_names)], users

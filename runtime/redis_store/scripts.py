@@ -35,6 +35,7 @@ RELEASE = LuaScript("invocations/release")
 DELETE_SESSION = LuaScript("invocations/delete_session")
 JOURNAL_BEGIN = LuaScript("invocations/journal_begin")
 ADD_APPROVAL = LuaScript("invocations/add_approval")
+FORGET = LuaScript("invocations/forget")
 
 # The webhook outbox (worker.webhook_outbox); notifications are added by the status scripts' ``notify``.
 WEBHOOK_CLAIM = LuaScript("webhooks/claim")
@@ -54,7 +55,7 @@ PARKED_FINGERPRINT = LuaScript("listings/parked_fingerprint")
 ALL = {script.name: script for script in (
     CREATE_SESSION, COMMIT_EVENT, READ_SESSION, READ_SESSION_SINCE, PUBLISH_ENTRY,
     ENQUEUE, ACQUIRE, HEARTBEAT, HEARTBEAT_MANY, ADD_PENDING, CONSUME, SETTLE, RESPOND, CANCEL, RELEASE,
-    DELETE_SESSION, JOURNAL_BEGIN, ADD_APPROVAL,
+    DELETE_SESSION, JOURNAL_BEGIN, ADD_APPROVAL, FORGET,
     WEBHOOK_CLAIM, WEBHOOK_DELIVERED, WEBHOOK_RETRY, WEBHOOK_DEAD, WEBHOOK_REDELIVER,
     SESSION_IDS, PARKED_PAGE, PARKED_FINGERPRINT, RATE_ADMIT,
 )}

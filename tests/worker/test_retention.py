@@ -79,9 +79,12 @@ GONE = {"index": None, "listed": None, "parked": None, "sweeper": None, "keys": 
 async def test_a_completed_invocation_leaves_no_key_once_its_retention_has_passed(store):
     invocation_id = await store.enqueue("app", "u", "s", "hello", None, None)
     where = await _run(store, invocation_id, "completed")
-    own = _own_keys(where, invocation_id)
-    ttls = [await store.redis.pttl(key) for key in own]
-    assert all(0 < ttl <= 200 for ttl in ttls), ttls  # record, settled stream and journal expire together
+    record, *expiring = _own_keys(where, invocation_id)  # the record sorts first (its key is a prefix)
+    assert record == keys.invocation(where.app, where.user, invocation_id)
+    ttls = [await store.redis.pttl(key) for key in expiring]
+    assert all(0 < ttl <= 200 for ttl in ttls), ttls  # settled stream and journal expire together
+    # the record has no TTL: the sweeper removes it together with its status count (worker.status_counts)
+    assert await store.redis.pttl(record) == -1
 
     async def gone() -> bool:
         return await _traces(store, invocation_id) == GONE

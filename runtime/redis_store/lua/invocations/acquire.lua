@@ -1,6 +1,6 @@
 -- uses: invocation_status
 -- Claim: take the session lease for the queue head and bump the session's fencing token.
--- KEYS: record, queue, lease, fence, stream
+-- KEYS: record, queue, lease, fence, stream, status_counts
 -- ARGV: invocation_id, worker, lease_ms, now
 local status = redis.call('HGET', KEYS[1], 'status')
 if not status then return {'gone'} end
@@ -17,6 +17,7 @@ end
 local fence = redis.call('INCR', KEYS[4])
 local token = ARGV[1] .. '|' .. fence
 redis.call('SET', KEYS[3], token, 'PX', ARGV[3])
+count_move(KEYS[6], KEYS[1], status, 'running')  -- nothing to move on a take-over (running already)
 redis.call('HSET', KEYS[1], 'status', 'running', 'worker', ARGV[2], 'updated_at', ARGV[4])
 local attempt = redis.call('HINCRBY', KEYS[1], 'attempts', 1)
 -- Still 'running' with no lease and no hand-back recorded: the previous run was cut off (its worker died, or

@@ -1,10 +1,13 @@
--- uses: invocation_status
+-- uses: invocation_status, inbox_feed
 -- Store function responses to pending calls; a parked invocation goes back to queued.
--- KEYS: record, queue, stream, dispatch_due, call_deadlines, parked, webhook_due, webhook_outbox, [app_audit]
+-- KEYS: record, queue, stream, dispatch_due, call_deadlines, parked, webhook_due, webhook_outbox, app_parked,
+--       inbox_changes, status_counts, [app_audit]
 -- ARGV: invocation_id, now, due_ms, status_data, audit, audit_member, responses...
---   audit: the answer's audit entry JSON ('' for none); audit_member: the invocation's app_audit member
+--   audit: the answer's audit entry JSON ('' for none); audit_member: JSON [user, invocation_id], the
+--   invocation's member of app_audit and of app_parked
 --   responses: (call_id, name, will_continue, response_json) per response
 -- A parked invocation goes back to queued, with its dispatch-watchdog entry; the caller then sends its run job.
+-- It leaves the parked indexes, and the inbox feed says it was answered (or expired: the reaper's answer).
 -- Returns {outcome, previous status, record fields} (outcome 'queued' or 'stored'), or an error outcome.
 local status = redis.call('HGET', KEYS[1], 'status')
 if not status then return {'gone'} end
@@ -34,19 +37,22 @@ for i = 7, #ARGV, 4 do
   end
 end
 redis.call('HINCRBY', KEYS[1], 'waiting', (#ARGV - 6) / 4)
-audit_append(KEYS[1], ARGV[5], KEYS[9], ARGV[6], ARGV[2])
+audit_append(KEYS[1], ARGV[5], KEYS[12], ARGV[6], ARGV[2])
 redis.call('HSET', KEYS[1], 'updated_at', ARGV[2])
 local outcome = 'stored'
+local expired = cjson.decode(ARGV[4])['detail']['expired']
 if status == 'parked' then
+  count_move(KEYS[11], KEYS[1], status, 'queued')
   redis.call('HSET', KEYS[1], 'status', 'queued')
   redis.call('RPUSH', KEYS[2], ARGV[1])
   redis.call('ZREM', KEYS[6], ARGV[1])
+  redis.call('ZREM', KEYS[9], ARGV[6])
+  inbox_change(KEYS[10], KEYS[1], ARGV[1], expired and 'expired' or 'answered')
   status_entry(KEYS[3], ARGV[1], ARGV[4])
   redis.call('ZADD', KEYS[4], ARGV[3], ARGV[1])
   outcome = 'queued'
 end
 if redis.call('HEXISTS', KEYS[1], 'webhook') == 1 then  -- the reaper answering calls past their deadline
-  local expired = cjson.decode(ARGV[4])['detail']['expired']
   if expired then notify(KEYS[1], KEYS[7], KEYS[8], ARGV[1], 'expired', ARGV[2], cjson.encode(expired)) end
 end
 return {outcome, status, redis.call('HGETALL', KEYS[1])}

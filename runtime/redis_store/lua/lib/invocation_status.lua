@@ -1,5 +1,6 @@
 -- The steps every invocation status change shares: its status entry on the session stream, the settled
 -- stream, retention once final, the pending calls, and the webhook notification.
+-- uses: status_counts
 
 -- How long a final record is kept when it carries no retention of its own: worker.retention.DEFAULT_SETTLED_S
 -- in ms (tests/worker/test_statuses.py checks they agree).
@@ -16,7 +17,8 @@ local function entry_ms(entry_id)
   return tonumber(string.match(entry_id, '^(%d+)'))
 end
 -- How long the record is kept once final: the retention it was stamped with at enqueue (older records: the
--- default). Its settled stream and tool journal expire with it; the sweeper (worker.sweeper) removes the rest.
+-- default). Its settled stream and tool journal expire by themselves then; the record itself is removed by the
+-- sweeper (worker.sweeper, lua/invocations/forget.lua), never by a TTL, so that its status count goes with it.
 local function keep_ms(record)
   local seconds = redis.call('HGET', record, 'retention_s')
   if seconds then return math.floor(tonumber(seconds) * 1000) end
@@ -25,7 +27,6 @@ end
 local function expire_final(record, settled, journal, status)
   local keep = keep_ms(record)
   settled_entry(settled, status, keep)
-  redis.call('PEXPIRE', record, keep)
   redis.call('PEXPIRE', journal, keep)
 end
 local function pending_ids(record)
