@@ -51,7 +51,8 @@ class Subscription:
         self.visible = visible
         self._changes: list[Any] = []
         self._reload = False
-        self._ready = asyncio.Event()
+        self._waiter: asyncio.Future | None = None
+        """Set while the subscriber waits with nothing to take."""
 
     def offer(self, changes: list[Any]) -> None:
         """Keep the changes this subscriber may see (called by the follower)."""
@@ -61,17 +62,25 @@ class Subscription:
         self._changes += mine
         if len(self._changes) > MAX_PENDING:
             self.reload()
-        self._ready.set()
+        self._wake()
 
     def reload(self) -> None:
         """Tell the subscriber to reload: whatever it was told before may be incomplete."""
         self._changes, self._reload = [], True
-        self._ready.set()
+        self._wake()
+
+    def _wake(self) -> None:
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.set_result(None)
 
     async def next(self) -> Update:
         """Wait for changes (or a reload), then take them all."""
-        await self._ready.wait()
-        self._ready.clear()
+        if not self._changes and not self._reload:
+            self._waiter = asyncio.get_running_loop().create_future()
+            try:
+                await self._waiter
+            finally:
+                self._waiter = None
         update = Update(changes=self._changes, reload=self._reload)
         self._changes, self._reload = [], False
         return update
