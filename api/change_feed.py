@@ -28,6 +28,9 @@ BLOCK_MS = 5_000
 MAX_PENDING = 1_000
 """Changes kept for one subscriber that has not taken them; past that it gets a reload instead."""
 
+SHARDS_EVERY_S = 5.0
+"""On a Cluster, how often the follower looks for shards registered since it started (one SMEMBERS)."""
+
 RETRY_S = (0.1, 0.5, 1.0, 2.0, 5.0)
 """Waits before reading again after Redis failed, longer each time (the last one repeats)."""
 
@@ -89,9 +92,10 @@ class Subscription:
 class ChangeFeed:
     """The follower of one API process; ``inbox`` is the client's inbox reads (``worker.reads.InboxReads``)."""
 
-    def __init__(self, inbox: Any, *, block_ms: int = BLOCK_MS):
+    def __init__(self, inbox: Any, *, block_ms: int = BLOCK_MS, shards_every_s: float = SHARDS_EVERY_S):
         self._inbox = inbox
         self._block_ms = block_ms
+        self._shards_every_s = shards_every_s
         self._subscribers: set[Subscription] = set()
         self._task: asyncio.Task | None = None
         self._started: asyncio.Future | None = None
@@ -126,6 +130,8 @@ class ChangeFeed:
     async def _follow(self, started: asyncio.Future) -> None:
         cursor = None
         failures = 0
+        shards_seen = 0.0
+        loop = asyncio.get_running_loop()
         while True:
             try:
                 if cursor is None:
@@ -134,8 +140,9 @@ class ChangeFeed:
                         started.set_result(None)
                 elif failures and await self._inbox.cursor_lost_changes(cursor):
                     self._tell_all_to_reload()
-                else:
+                elif loop.time() - shards_seen >= self._shards_every_s:
                     await self._inbox.follow_new_shards(cursor)
+                    shards_seen = loop.time()
                 failures = 0
                 self.reads += 1
                 batch = await self._inbox.read_changes(cursor, block_ms=self._block_ms)

@@ -7,7 +7,8 @@ something arrives. The streams are trimmed to about ``keys.INBOX_CHANGES_MAXLEN`
 further behind than that cannot know what it missed, and is told so (``ChangeBatch.behind``) to reload.
 
 On a Cluster each shard's stream lives in its own hash slot, and one XREAD may only name keys of one slot, so
-the shards are read with one blocking read each, at once.
+the shards are read with one blocking read each, at once, until the first answers: a reader holds one Redis
+connection per shard in use while it waits (a known cost on a Cluster with many shards).
 """
 
 from __future__ import annotations
@@ -73,10 +74,7 @@ async def add_new_shards(redis: Any, cursor: FeedCursor, *, cluster: bool) -> No
 async def read_changes(redis: Any, cursor: FeedCursor, *, block_ms: int) -> ChangeBatch:
     """The changes after ``cursor`` (which moves past them), waiting up to ``block_ms`` for the first."""
     if isinstance(redis, RedisCluster):
-        replies = await asyncio.gather(*(
-            redis.xread({keys.inbox_changes(shard): position}, count=READ_COUNT, block=block_ms)
-            for shard, position in cursor.positions.items()))
-        reply = [stream for each in replies for stream in each or []]
+        reply = await _read_shards(redis, cursor, block_ms)
     else:
         streams = {keys.inbox_changes(shard): position for shard, position in cursor.positions.items()}
         reply = await redis.xread(streams, count=READ_COUNT, block=block_ms) or []
@@ -98,6 +96,19 @@ async def read_changes(redis: Any, cursor: FeedCursor, *, block_ms: int) -> Chan
     if len(cursor.positions) > 1:
         changes.sort(key=lambda change: _id_key(change.id))
     return ChangeBatch(changes=changes, behind=behind)
+
+
+async def _read_shards(redis: Any, cursor: FeedCursor, block_ms: int) -> list:
+    """On a Cluster: one blocking read per shard, at once; the first to answer ends the wait. The others are
+    abandoned (nothing is lost: a read takes nothing off a stream, and their cursors have not moved)."""
+    reads = [asyncio.create_task(redis.xread({keys.inbox_changes(shard): position}, count=READ_COUNT,
+                                             block=block_ms))
+             for shard, position in cursor.positions.items()]
+    done, pending = await asyncio.wait(reads, return_when=asyncio.FIRST_COMPLETED)
+    for read in pending:
+        read.cancel()
+    await asyncio.gather(*pending, return_exceptions=True)
+    return [stream for read in done for stream in read.result() or []]
 
 
 async def check_cursor(redis: Any, cursor: FeedCursor) -> bool:

@@ -111,3 +111,31 @@ def test_a_subscriber_that_does_not_keep_up_gets_one_reload_instead_of_a_growing
     after = asyncio.run(subscription.next())
     assert overflowed == Update(changes=[], reload=True)
     assert after == Update(changes=[change], reload=False)
+
+
+async def test_on_a_cluster_the_follower_reads_every_shard_and_picks_up_shards_registered_later(redis_cluster_url):
+    from runtime.redis_store.redis_url import redis_client_from_url
+    from worker.shards import register, shard_of
+
+    client = AgentqClient(redis_cluster_url, reads_only=True)
+    redis = redis_client_from_url(redis_cluster_url, decode_responses=True)
+    users = [f"user-{n}" for n in range(40)]
+    shards = {shard_of("app", user, cluster=True) for user in users}
+    first, *later = sorted(shards)
+    await register(redis, first)
+    feed = ChangeFeed(client.inbox, block_ms=60_000, shards_every_s=0.0)  # looks for new shards before each read
+    async with feed.subscribe(lambda app, user: True) as everyone:
+        for shard in later:
+            await register(redis, shard)
+        expected = set()
+        for user in users:
+            shard = shard_of("app", user, cluster=True)
+            await redis.xadd(keys.inbox_changes(shard), {"app": "app", "user": user, "inv": f"e-{user}",
+                                                         "change": "parked"})
+            expected.add(f"e-{user}")
+        seen: set[str] = set()
+        while seen != expected:
+            seen |= {change.invocation_id for change in (await asyncio.wait_for(everyone.next(), 30)).changes}
+    assert (len(shards) > 1, seen) == (True, expected)
+    await redis.aclose()
+    await client.aclose()
