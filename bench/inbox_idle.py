@@ -12,7 +12,9 @@ One embedded redis-server holding 10,000 parked invocations over 1,000 users of 
   this process, since the route no longer makes them);
 - after: 1,000 real SSE connections to ``GET /inbox/events`` on the API process, which follow the change feed.
 
-Reported: Redis CPU milliseconds per second per open page (the anchor taken off), before and after.
+Reported: Redis CPU milliseconds per second per open page (the anchor taken off), before and after; then one
+change appended to the feed as a status script appends it, and the time until its frame reached each of the
+1,000 pages (p50, p99).
 """
 
 from __future__ import annotations
@@ -44,10 +46,12 @@ async def _polling_page(client, apps: list[str]) -> None:
         await asyncio.sleep(1.0)
 
 
-async def _sse_page(http, opened: asyncio.Event) -> None:
+async def _sse_page(http, opened: asyncio.Event, arrivals: list[float]) -> None:
     async with http.stream("GET", "/inbox/events") as response:
-        async for _ in response.aiter_lines():
+        async for line in response.aiter_lines():
             opened.set()
+            if line.startswith("data:") and '"changes"' in line:
+                arrivals.append(time.time())
 
 
 async def run(scale: float) -> dict:
@@ -81,10 +85,12 @@ async def run(scale: float) -> dict:
             limits = httpx.Limits(max_connections=AFTER_PAGES + 10, max_keepalive_connections=AFTER_PAGES + 10)
             async with httpx.AsyncClient(base_url=stack.base_url, limits=limits, timeout=60) as http:
                 opened = [asyncio.Event() for _ in range(AFTER_PAGES)]
-                pages = [asyncio.create_task(_sse_page(http, event)) for event in opened]
+                arrivals: list[float] = []
+                pages = [asyncio.create_task(_sse_page(http, event, arrivals)) for event in opened]
                 await asyncio.wait_for(asyncio.gather(*(event.wait() for event in opened)), 120)
                 after = await _cpu_rate(store.redis)
                 clients = int((await store.redis.info("clients"))["connected_clients"])
+                delays = await _change_delays(store.redis, arrivals)
                 for task in pages:
                     task.cancel()
                 await asyncio.gather(*pages, return_exceptions=True)
@@ -95,7 +101,24 @@ async def run(scale: float) -> dict:
     return {"users": users, "parked": users * 10, "window_s": WINDOW_S,
             "pages": {"before": BEFORE_PAGES, "after": AFTER_PAGES},
             "redis_cpu_per_s": {"anchor": anchor, "before": before, "after": after},
-            "redis_clients_after": clients}
+            "redis_clients_after": clients,
+            "change_to_every_page_ms": {"pages": len(delays), "p50": delays[len(delays) // 2] if delays else None,
+                                        "p99": delays[int(len(delays) * 0.99) - 1] if delays else None,
+                                        "max": delays[-1] if delays else None}}
+
+
+async def _change_delays(redis, arrivals: list[float]) -> list[float]:
+    """Milliseconds from a change appended to the feed (as a status script appends it, in the same step as a
+    park) to its frame on each open page, sorted; the entry id's time is the server's clock at the XADD."""
+    from runtime.redis_store import keys
+
+    entry_id = await redis.xadd(keys.inbox_changes(""), {"app": APP, "user": "user-00000", "inv": "e-bench",
+                                                         "change": "parked"})
+    deadline = time.monotonic() + 60
+    while len(arrivals) < AFTER_PAGES and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    at = int(str(entry_id).split("-")[0]) / 1000
+    return sorted((arrival - at) * 1000 for arrival in arrivals)
 
 
 def report(results: dict) -> None:
@@ -105,6 +128,9 @@ def report(results: dict) -> None:
     print(f"Redis CPU with no page open (anchor): {cpu['anchor'] * 1000:.2f} ms/s; "
           f"{pages['before']} pages polling ({results['users']:,} users, {results['parked']:,} parked): "
           f"{cpu['before'] * 1000:.2f} ms/s; {pages['after']:,} pages on the change feed: {cpu['after'] * 1000:.2f} ms/s")
+    spread = results["change_to_every_page_ms"]
+    print(f"a change appended to the feed -> its frame on each of {spread['pages']:,} open pages (one client "
+          f"process reading them all): p50 {spread['p50']:.0f} ms, p99 {spread['p99']:.0f} ms, max {spread['max']:.0f} ms")
     print(f"Redis CPU per idle open inbox page: before {per_page['before']:.3f} ms/s, after {per_page['after']:.4f} "
           f"ms/s (after/before {per_page['after'] / per_page['before']:.4f})" if per_page["before"] else
           f"Redis CPU per idle open inbox page: before {per_page['before']:.3f}, after {per_page['after']:.4f} ms/s")
