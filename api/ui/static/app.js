@@ -6,6 +6,7 @@ import { inboxView } from "./inbox.js";
 import { invocationView } from "./invocation.js";
 import { sessionView } from "./session.js";
 
+const SUMMARY_EVERY_MS = 5000;
 const view = document.getElementById("view");
 const ops = document.getElementById("ops");
 const banner = document.getElementById("banner");
@@ -43,6 +44,7 @@ function askForKey(message) {
         return;
       }
       asking = false;
+      operator = true; // a new key: it may have the operate role
       showKey();
       refreshSummary();
       route();
@@ -63,8 +65,11 @@ function showKey() {
 
 let summarizing = false;
 let summaryAgain = false;
+let operator = true; // false once /ops/summary answered 403: this key has no figures to show, so none are read
 // The header's figures are read again when a view saw something change (an inbox change, a status frame of
-// an invocation or session), one read at a time; no timer asks the API while nothing happens.
+// an invocation or session), one read at a time. Queued work and workers coming and going reach no page's
+// stream, so for a key with the operate role, while the tab is visible, they are also read every
+// SUMMARY_EVERY_MS (counters, O(1) for Redis); an approver's key (no operate role) reads them never.
 async function refreshSummary() {
   if (summarizing) { summaryAgain = true; return; }
   summarizing = true;
@@ -88,6 +93,7 @@ async function readSummary() {
   } catch (error) {
     if (error instanceof ApiError && error.status === 401) return;
     if (error instanceof ApiError && error.status === 403) { // no 'operate' role: no figures to show
+      operator = false;
       ops.replaceChildren();
       banner.hidden = true;
       return;
@@ -103,6 +109,7 @@ window.addEventListener("agentq:changed", () => refreshSummary());
 window.addEventListener("hashchange", () => refreshSummary());
 document.addEventListener("visibilitychange", () => { if (!document.hidden) refreshSummary(); });
 setInterval(tick, 1000); // the "waiting 3 min" labels: the browser's clock only, no request
+setInterval(() => { if (operator && !document.hidden) refreshSummary(); }, SUMMARY_EVERY_MS);
 showKey();
 (async () => {
   try {
