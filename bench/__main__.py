@@ -19,6 +19,7 @@ PARTS = {
     "workflow": ["bench.workflow_bench"],
     "api": ["bench.api_bench"],
     "inbox": ["bench.inbox_bench"],
+    "counts": ["bench.counts_bench"],
     "ui-inbox": ["bench.ui_inbox_bench"],
     "soak": ["bench.soak_bench"],
     "long_session": ["bench.long_session_bench"],

@@ -8,6 +8,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from redis.crc import key_slot
 from redis.exceptions import NoScriptError
 
 from runtime.errors import (
@@ -34,7 +35,7 @@ from .dispatch import DISPATCH_GRACE_S, Dispatcher
 from .inputs import run_config_dict, to_content, to_function_response
 from .record import InvocationRecord
 from .retention import RetentionPolicy
-from .shards import register, shard_of
+from .shards import register, shard_of, slot_tag
 from .webhook_config import ENV_NAMES, WebhookSettings
 
 MAX_LOCATIONS = 100_000
@@ -123,7 +124,7 @@ class InvocationStore:
         """Where the invocation lives. Raises InvocationNotFoundError."""
         where = self._where.get(invocation_id)
         if where is None:
-            raw = await self.mux.execute_command("HGET", keys.invocation_index(), invocation_id)
+            raw = await self.mux.execute_command("HGET", self.index_key(invocation_id), invocation_id)
             if raw is None:
                 raise InvocationNotFoundError(f"invocation {invocation_id!r} does not exist")
             app, user, session = json.loads(raw)
@@ -152,6 +153,14 @@ class InvocationStore:
     def shard(self, where: Where) -> str:
         """The shard of the watchdog's, reaper's and outbox's sets for this invocation ('' on one node)."""
         return shard_of(where.app, where.user, cluster=self.clients.is_cluster)
+
+    def index_key(self, invocation_id: str) -> str:
+        """The hash holding the invocation's index entry: the one global key on one node; on a Cluster the one
+        in the hash slot of the id itself, so entries spread over every slot and a bare id still needs no
+        other lookup to find its own."""
+        if not self.clients.is_cluster:
+            return keys.invocation_index()
+        return keys.invocation_index(slot_tag(key_slot(invocation_id.encode())))
 
     def record_key(self, invocation_id: str, where: Where) -> str:
         """The record's hash key."""
@@ -235,12 +244,12 @@ class InvocationStore:
             await self.mux.script_load(ENQUEUE.source)
             self._scripts_loaded = True
         replies = await self.batch(
-            ("HSET", keys.invocation_index(), record.id, dumps([app, user, session_id])),
+            ("HSET", self.index_key(record.id), record.id, dumps([app, user, session_id])),
             ENQUEUE.command(**enqueue),
             ("ZADD", keys.dispatch_due(shard), _ms(time.time() + DISPATCH_GRACE_S), record.id),
             # The sweeper's entry, from the start: nothing an invocation leaves outside its own keys (the
             # index entry, listing entries) can outlive it, whatever happens to the process that settles it.
-            ("ZADD", keys.retention_due(), _ms(record.created_at + self.retention.settled_s), record.id),
+            ("ZADD", keys.retention_due(shard), _ms(record.created_at + self.retention.settled_s), record.id),
             *self._idle_commands(app, user, session_id),
         )
         reply = replies[1]
@@ -248,8 +257,8 @@ class InvocationStore:
             reply = await ENQUEUE(self.mux, **enqueue)
         failed = next((r for r in replies if isinstance(r, Exception) and not isinstance(r, NoScriptError)), None)
         if failed is not None or reply[0] == -1:
-            await self.batch(("HDEL", keys.invocation_index(), record.id), ("ZREM", keys.dispatch_due(shard), record.id),
-                             ("ZREM", keys.retention_due(), record.id))
+            await self.batch(("HDEL", self.index_key(record.id), record.id), ("ZREM", keys.dispatch_due(shard), record.id),
+                             ("ZREM", keys.retention_due(shard), record.id))
             if failed is not None:
                 raise failed
             raise SessionNotFoundError(f"session {session_id!r} of user {user!r} in app {app!r} does not exist")

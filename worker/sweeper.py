@@ -1,12 +1,13 @@
 """Sweeper passes, run by every worker's reaper about once a second; whichever worker ZREMs an entry acts on it.
 
-- Retention: every invocation has an entry in ``keys.retention_due`` from its enqueue on. When it is due the
-  sweeper looks at the record. Not final (queued, running, parked): look again one retention period later,
-  so a parked invocation is kept however long it waits. Final: once its retention has passed since it
-  finished, the FORGET script removes the record together with its status count (``keys.status_counts``: a
-  TTL would drop the record without it) and its listing and parked entries; the index and audit entries go
-  in the same batch. Its settled stream and tool journal expire by themselves (TTLs set when it settled). A
-  record already gone (one that expired by a TTL before records stopped having one) leaves the same traces.
+- Retention: every invocation has an entry in ``keys.retention_due`` (its user's shard on a Cluster, like the
+  reaper's sets) from its enqueue on. When it is due the sweeper looks at the record. Not final (queued,
+  running, parked): look again one retention period later, so a parked invocation is kept however long it
+  waits. Final: once its retention has passed since it finished, the FORGET script removes the record
+  together with its status count (``keys.status_counts``: a TTL would drop the record without it) and its
+  listing and parked entries; the index and audit entries go in the same batch. Its settled stream and tool
+  journal expire by themselves (TTLs set when it settled). A record already gone (one that expired by a TTL
+  before records stopped having one) leaves the same traces.
 - Idle sessions (only with ``RetentionPolicy.session_idle_s``): ``keys.session_expiries`` holds each session's
   earliest possible expiry, pushed back on every enqueue. When it is due and nothing was committed for the
   TTL and nothing is queued or running, the session is deleted like ``DELETE session`` (its parked
@@ -25,6 +26,7 @@ from runtime.redis_store.scripts import FORGET
 from runtime.statuses import FINAL
 
 from .codec import dumps
+from .shards import in_use
 from .store import Where
 
 log = logging.getLogger("agentq.sweeper")
@@ -33,9 +35,13 @@ BATCH = 1000
 
 
 async def sweep_once(store) -> int:
-    """One pass over both sets; the number of entries acted on."""
+    """One pass over both sets (the retention set of every shard in use, on a Cluster); the number of entries
+    acted on."""
     now_ms = int(time.time() * 1000)
-    return await _sweep_invocations(store, now_ms) + await _sweep_sessions(store, now_ms)
+    acted = 0
+    for shard in await in_use(store.redis, cluster=store.clients.is_cluster):
+        acted += await _sweep_invocations(store, shard, now_ms)
+    return acted + await _sweep_sessions(store, now_ms)
 
 
 async def _claim(store, key: str, now_ms: int) -> list[str]:
@@ -47,11 +53,12 @@ async def _claim(store, key: str, now_ms: int) -> list[str]:
     return [member for member, reply in zip(due, removed, strict=True) if reply == 1]
 
 
-async def _sweep_invocations(store, now_ms: int) -> int:
-    ids = await _claim(store, keys.retention_due(), now_ms)
+async def _sweep_invocations(store, shard: str, now_ms: int) -> int:
+    due = keys.retention_due(shard)
+    ids = await _claim(store, due, now_ms)
     if not ids:
         return 0
-    located = await store.batch(*[("HGET", keys.invocation_index(), invocation_id) for invocation_id in ids])
+    located = await store.batch(*[("HGET", store.index_key(invocation_id), invocation_id) for invocation_id in ids])
     where = {invocation_id: json.loads(raw) for invocation_id, raw in zip(ids, located, strict=True)
              if isinstance(raw, str)}  # no index entry: swept already
     probes = [("HMGET", keys.invocation(app, user, invocation_id), "status", "finished_at", "updated_at",
@@ -60,21 +67,21 @@ async def _sweep_invocations(store, now_ms: int) -> int:
     forgets = []
     for (invocation_id, (app, user, _)), reply in zip(where.items(), await store.batch(*probes), strict=True):
         if isinstance(reply, Exception):
-            commands.append(("ZADD", keys.retention_due(), now_ms + 1000, invocation_id))  # look again soon
+            commands.append(("ZADD", due, now_ms + 1000, invocation_id))  # look again soon
             continue
         status, finished_at, updated_at, retention = reply
         keep_ms = int(float(retention or store.retention.settled_s) * 1000)
         if status is not None and status not in FINAL:
-            commands.append(("ZADD", keys.retention_due(), now_ms + keep_ms, invocation_id))
+            commands.append(("ZADD", due, now_ms + keep_ms, invocation_id))
             continue
         if status is not None:
             due_ms = int(float(finished_at or updated_at or 0) * 1000) + keep_ms
             if due_ms > now_ms:
-                commands.append(("ZADD", keys.retention_due(), due_ms, invocation_id))
+                commands.append(("ZADD", due, due_ms, invocation_id))
                 continue
         forgets.append(_forget(store, app, user, invocation_id))
         # its index and audit entries live outside its user's tag on a Cluster: after the script, in one batch
-        commands += [("HDEL", keys.invocation_index(), invocation_id),
+        commands += [("HDEL", store.index_key(invocation_id), invocation_id),
                      ("ZREM", keys.app_audit(app), dumps([user, invocation_id]))]
     await asyncio.gather(*forgets)  # pipelined on the mux connection, the script loaded if Redis lost it
     for reply in await store.batch(*commands):

@@ -33,6 +33,8 @@ USERS = tuple(f"user-{n}" for n in range(98)) + ("ann/é e", "bob{x}:y")  # odd 
 LANES = 500
 """Sessions run side by side; each runs its invocations one after the other (one at a time per session)."""
 PER_LANE = 200
+LEASE_S = 3600.0
+"""Nothing heartbeats here: a lease long enough that a loaded machine's pauses never expire one."""
 OUTCOMES = ("completed", "completed", "completed", "failed", "parked", "answered", "cancel_running",
             "cancel_parked", "cancel_queued")
 
@@ -43,7 +45,7 @@ async def _one(store: InvocationStore, app: str, user: str, session: str, outcom
     if outcome == "cancel_queued":
         await store.cancel(invocation_id, "changed my mind")
         return
-    claim = await lease.acquire(store, invocation_id, "w")
+    claim = await lease.acquire(store, invocation_id, "w", ttl_s=LEASE_S)
     if outcome in ("completed", "failed"):
         assert (await lease.settle(store, claim, outcome))[0] == "ok"
         return
@@ -56,7 +58,7 @@ async def _one(store: InvocationStore, app: str, user: str, session: str, outcom
         await store.cancel(invocation_id, "nobody answered")
     elif outcome == "answered":
         await store.respond(invocation_id, [{"id": "c1", "name": "approve", "response": {"ok": True}}])
-        claim = await lease.acquire(store, invocation_id, "w")
+        claim = await lease.acquire(store, invocation_id, "w", ttl_s=LEASE_S)
         assert await lease.consume_responses(store, claim, claim.response_fields)
         assert (await lease.settle(store, claim, "completed"))[0] == "ok"
 
@@ -70,7 +72,7 @@ async def _lane(store: InvocationStore, lane: int) -> None:
         await _one(store, app, user, session, rng.choice(OUTCOMES))
     # the lane ends with one running invocation and one queued behind it (or, every 7th lane, deleted with both)
     running = await store.enqueue(app, user, session, "hi", None, None)
-    assert not isinstance(await lease.acquire(store, running, "w"), str)
+    assert not isinstance(await lease.acquire(store, running, "w", ttl_s=LEASE_S), str)
     await store.enqueue(app, user, session, "hi", None, None)
     if lane % 7 == 0:
         await store.delete_session(app, user, session)
@@ -105,7 +107,7 @@ async def _assert_counts_are_the_records(store: InvocationStore) -> dict[str, in
     return counted
 
 
-@pytest.mark.timeout(1200)
+@pytest.mark.timeout(3600)  # about 2 minutes of CPU; far longer on a machine shared by many
 async def test_counts_stay_exact_over_100000_invocations_and_fall_as_retention_removes_them(redis_url):
     store = InvocationStore(redis_url, celery_app=RecordingCelery(), retention=RetentionPolicy(settled_s=2.0))
     try:
@@ -142,7 +144,7 @@ async def test_a_counter_at_zero_leaves_the_hash(redis_url):
         invocation_id = await store.enqueue("shop", "ann/é e", "s", "hi", None, None)
         assert await store.redis.hgetall(keys.status_counts()) == {
             "queued": "1", "a:shop:queued": "1", "u:shop/ann%2F%C3%A9%20e:queued": "1"}
-        claim = await lease.acquire(store, invocation_id, "w")
+        claim = await lease.acquire(store, invocation_id, "w", ttl_s=LEASE_S)
         assert (await lease.settle(store, claim, "completed"))[0] == "ok"
         assert await store.redis.hgetall(keys.status_counts()) == {
             "completed": "1", "a:shop:completed": "1", "u:shop/ann%2F%C3%A9%20e:completed": "1"}
@@ -181,3 +183,47 @@ async def test_counts_follow_invocations_run_by_real_workers(workers, client, us
     for app, mine in (("weather", completed), ("approval", ids)):
         assert await client.ops.status_counts([app], [user]) == {
             status: sum(records[i] == status for i in mine) for status in STATUSES}
+
+
+@pytest.mark.timeout(300)
+async def test_on_a_cluster_counts_add_up_over_the_shards_and_retention_sweeps_every_shard(
+        redis_cluster_url, redis_url, monkeypatch):
+    from redis.crc import key_slot
+
+    from tests.worker.test_cluster_e2e import _users_on_every_master
+
+    monkeypatch.setenv("AGENTQ_BROKER_URL", redis_url)  # a Cluster store sends run jobs through a plain broker
+    store = InvocationStore(redis_cluster_url, celery_app=RecordingCelery(),
+                            retention=RetentionPolicy(settled_s=0.5))
+    users = _users_on_every_master("shop", "counted")
+    try:
+        made: dict[str, str] = {}
+        for user in users:
+            await store.create_session("shop", user, "s")
+            for outcome in ("completed", "failed", "cancel_parked", "parked"):
+                await _one(store, "shop", user, "s", outcome)
+            made[user] = await store.enqueue("shop", user, "s", "hi", None, None)  # stays queued
+        shards = {store.shard(await store.locate(made[user])) for user in users}
+        index_slots = {key_slot(store.index_key(invocation_id).encode()) for invocation_id in made.values()}
+        assert (len(shards), len(index_slots)) == (3, 3)  # one per master; index entries by the id's slot
+        expected = {"queued": 1, "running": 0, "parked": 1, "completed": 1, "failed": 1, "cancelled": 1}
+        for user in users:
+            assert await count_by_status(store.redis, cluster=True, apps=["shop"], users=[user]) == expected
+        assert await count_by_status(store.redis, cluster=True) == {s: 3 * n for s, n in expected.items()}
+
+        await asyncio.sleep(0.6)
+        deadline = time.monotonic() + 60
+        while (await count_by_status(store.redis, cluster=True))["completed"] or (
+                await count_by_status(store.redis, cluster=True))["cancelled"]:
+            assert time.monotonic() < deadline, "the sweeper did not reach every shard"
+            await sweep_once(store)
+            await asyncio.sleep(0.05)
+        assert await count_by_status(store.redis, cluster=True) == {
+            **{s: 3 * n for s, n in expected.items()}, "completed": 0, "failed": 0, "cancelled": 0}
+        for user in users:
+            listed = await store.list_invocations("shop", user)
+            assert sorted(record.status for record in listed) == ["parked", "queued"]
+        left = [key async for key in store.redis.scan_iter(match="agentq:{shop/counted-*}:i:*")]
+        assert len(left) == 6  # the parked and queued records (settled streams expired by their own TTL)
+    finally:
+        await store.aclose()

@@ -21,9 +21,11 @@ def user_invocations(app_name: str, user_id: str) -> str:
     return f"{PREFIX}{user_tag(app_name, user_id)}:invocations"
 
 
-def invocation_index() -> str:
-    """Hash: invocation id -> JSON [app, user, session], so a bare id finds its record."""
-    return f"{PREFIX}invocation_index"
+def invocation_index(shard: str = "") -> str:
+    """Hash: invocation id -> JSON [app, user, session], so a bare id finds its record. ``shard``: see
+    ``sharded``; on a Cluster the shard is the slot tag of the id itself (``worker.store.InvocationStore.
+    index_key``), so a bare id still finds its entry with one HGET and the entries spread over every slot."""
+    return sharded("invocation_index", shard)
 
 
 def lease_expiries(shard: str = "") -> str:
@@ -63,10 +65,11 @@ def user_parked(app_name: str, user_id: str) -> str:
     return f"{PREFIX}{user_tag(app_name, user_id)}:parked"
 
 
-def retention_due() -> str:
+def retention_due(shard: str = "") -> str:
     """Sorted set: invocation id scored by when (ms) a sweeper should next look at it; every invocation has
-    one entry from its enqueue until the sweeper removed the last trace of it."""
-    return f"{PREFIX}retention_due"
+    one entry from its enqueue until the sweeper removed the last trace of it. ``shard``: see ``sharded`` (the
+    user's, like ``lease_expiries``)."""
+    return sharded("retention_due", shard)
 
 
 def app_audit(app_name: str) -> str:
