@@ -9,6 +9,9 @@ every command down.
 A round trip is a send that waits for an answer: bytes from the client that arrive after the server last
 answered on that connection (a pipeline, or the mux's batched write, is one). An EVALSHA is counted under the
 name of the agentq script with that SHA1 (``runtime.redis_store.scripts``).
+
+``server_cpu_s`` reads what the server itself spent, for costs that are not one client's commands (an idle
+page's share of the server's time, bench/ui_inbox_bench.py).
 """
 
 from __future__ import annotations
@@ -30,6 +33,12 @@ class Counts:
         commands = Counter(self.commands)
         commands.subtract(earlier.commands)
         return Counts(+commands, self.round_trips - earlier.round_trips)
+
+
+async def server_cpu_s(redis) -> float:
+    """The redis-server's own CPU time so far (user + system seconds, INFO cpu): what every client costs it."""
+    cpu = await redis.info("cpu")
+    return float(cpu["used_cpu_user"]) + float(cpu["used_cpu_sys"])
 
 
 class CommandParser:

@@ -15,13 +15,14 @@ from typing import TYPE_CHECKING, Any
 from runtime.redis_store import keys
 from runtime.redis_store.codec import text
 
-from . import inbox, webhook_outbox
+from . import inbox, inbox_feed, webhook_outbox
 from .dispatch import QUEUE
 from .status_counts import count_by_status
 from .workers_alive import AliveWorker, alive_workers, announced_apps
 
 if TYPE_CHECKING:
     from .inbox import Pair
+    from .inbox_feed import ChangeBatch, FeedCursor
     from .listing import Page
     from .record import InvocationRecord
     from .store import InvocationStore
@@ -90,9 +91,41 @@ class InboxReads:
         """A page of the parked invocations of ``pairs``, newest first, and how many are parked in all."""
         return await inbox.parked_page(self._store.redis, pairs, page_size=page_size, page_token=page_token)
 
+    async def app_wide_page(self, apps: list[str], *, page_size: int = 25,
+                            page_token: str | None = None) -> tuple[Page[InvocationRecord], int]:
+        """A page of every parked invocation of ``apps`` (all their users), newest first, and how many are
+        parked in all; its cost does not grow with the number of users (``worker.inbox.app_wide_page``)."""
+        return await inbox.app_wide_page(self._store.redis, apps, cluster=self._store.clients.is_cluster,
+                                         page_size=page_size, page_token=page_token)
+
+    async def parked_total(self, pairs: list[Pair]) -> int:
+        """How many invocations of ``pairs`` are parked."""
+        return await inbox.parked_total(self._store, pairs)
+
+    async def app_wide_total(self, apps: list[str]) -> int:
+        """How many invocations of ``apps`` are parked, all users."""
+        return await inbox.app_wide_total(self._store, apps)
+
     async def fingerprint(self, pairs: list[Pair]) -> tuple[int, str]:
         """The parked total and a digest that changes when an invocation of ``pairs`` parks or leaves."""
         return await inbox.fingerprint(self._store.redis, pairs)
+
+    async def feed_cursor(self) -> FeedCursor:
+        """A cursor at the newest entry of the change feed: ``read_changes`` from it gives only later changes."""
+        return await inbox_feed.feed_cursor(self._store.redis, cluster=self._store.clients.is_cluster)
+
+    async def read_changes(self, cursor: FeedCursor, *, block_ms: int) -> ChangeBatch:
+        """The inbox changes after ``cursor`` (moved past them), waiting up to ``block_ms`` for the first
+        (``worker.inbox_feed``)."""
+        return await inbox_feed.read_changes(self._store.redis, cursor, block_ms=block_ms)
+
+    async def follow_new_shards(self, cursor: FeedCursor) -> None:
+        """Add the shards registered since ``cursor`` was made (a Cluster; nothing on one node)."""
+        await inbox_feed.add_new_shards(self._store.redis, cursor, cluster=self._store.clients.is_cluster)
+
+    async def cursor_lost_changes(self, cursor: FeedCursor) -> bool:
+        """True (and the cursor moved back) when the feed is older than the cursor: Redis lost data."""
+        return await inbox_feed.check_cursor(self._store.redis, cursor)
 
 
 class DeadLetters:

@@ -1,23 +1,28 @@
 """The approver's inbox: every parked invocation the caller's key may see, across apps, users and sessions.
 
 ``GET /inbox`` pages them newest first (``?app=``, ``?user=`` narrow it; ``nextPageToken`` goes back as
-``pageToken``); ``GET /inbox/events`` is an SSE stream with an ``event: inbox`` frame at once and whenever an
-invocation parks or leaves the inbox, so a page reloads its list only when there is something new. Parks land
-in many users' indexes and no stream carries them all, so the stream looks for a change itself, once a second
-(one script call over the caller's parked indexes, ``client.inbox.fingerprint``).
+``pageToken``). A caller who may see every user of the apps, with no user filter, is served from the app-wide
+parked index (``client.inbox.app_wide_page``), so the first page costs the same over 1,000 users as over one;
+a narrower view merges its users' own indexes (``client.inbox.parked_page``).
+
+``GET /inbox/events`` is an SSE stream: an ``event: inbox`` frame ``{"total": n}`` at once, then one
+``{"changes": [...]}`` frame whenever invocations the caller may see park or leave the inbox, or
+``{"reload": true}`` when the API cannot tell what changed. It follows the inbox change feed through this API
+process's one follower (``api/change_feed.py``): an open stream with nothing happening costs Redis nothing.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import Any
 
-from fastapi import APIRouter, Depends, Query
+from fastapi import APIRouter, Depends, Query, Request
 
 from ..approval_policy import mark_answerable
 from ..auth import WILDCARD, Caller
+from ..change_feed import ChangeFeed, Update
 from ..deps import Services, get_caller, get_services, get_settings
 from ..event_stream import EventStreamResponse
 from ..schemas import InvocationOut, WireModel
@@ -26,10 +31,6 @@ from ..sse import frame
 from .invocations import queue_of
 
 router = APIRouter(tags=["inbox"])
-
-CHANGE_CHECK_S = 1.0
-"""How often ``/inbox/events`` looks for a change."""
-
 
 class InboxPage(WireModel):
     """A page of the inbox: the parked invocations the caller may answer (approval rules); ``total`` counts
@@ -53,6 +54,28 @@ async def visible_pairs(services: Services, settings: ApiSettings, caller: Calle
     return [(a, u) for a, u in pairs if caller.allows(a, u)]
 
 
+@dataclass(frozen=True, kw_only=True)
+class InboxScope:
+    """What one inbox view covers: every user of ``apps`` (``all_users``), or only the (app, user) ``pairs``."""
+
+    apps: list[str]
+    all_users: bool
+    pairs: list[tuple[str, str]]
+
+
+async def inbox_scope(services: Services, settings: ApiSettings, caller: Caller, app: str | None,
+                      user: str | None) -> InboxScope:
+    """The caller's inbox, narrowed by ``app`` and ``user``; never reads who the users are when it may see
+    them all (the app-wide index has them)."""
+    client = queue_of(services)  # 503 without a queue, as the other queue routes
+    apps = settings.app_names or await _announced_apps(client)
+    apps = [name for name in apps if caller.allows_app(name) and app in (None, name)]
+    if user is None and (caller.grant is None or WILDCARD in caller.grant.users):
+        return InboxScope(apps=apps, all_users=True, pairs=[])
+    pairs = await visible_pairs(services, settings, caller, app, user)
+    return InboxScope(apps=apps, all_users=False, pairs=pairs)
+
+
 async def _announced_apps(client: Any) -> list[str]:
     """With no app list configured (any app is served): the apps the live workers run."""
     return sorted({name for worker in await client.ops.alive_workers() for name in worker.apps})
@@ -69,8 +92,11 @@ async def get_inbox(
     services: Services = Depends(get_services),
 ) -> InboxPage:
     """Parked invocations (waiting on a person) of every app and user the key may see, newest first."""
-    pairs = await visible_pairs(services, settings, caller, app, user)
-    page, total = await services.queue.inbox.parked_page(pairs, page_size=limit, page_token=page_token)
+    scope = await inbox_scope(services, settings, caller, app, user)
+    if scope.all_users:
+        page, total = await services.queue.inbox.app_wide_page(scope.apps, page_size=limit, page_token=page_token)
+    else:
+        page, total = await services.queue.inbox.parked_page(scope.pairs, page_size=limit, page_token=page_token)
     views = [mark_answerable(InvocationOut.from_record(record), record, caller, settings.approval)
              for record in page.items]
     # Only what the caller may answer (approval rules): a page may hold fewer than ``limit``.
@@ -80,24 +106,46 @@ async def get_inbox(
 
 @router.get("/inbox/events", include_in_schema=False)  # a stream that never ends: kept out of the fuzzed schema
 async def inbox_events(
+    request: Request,
     app: str | None = Query(default=None, max_length=256),
     user: str | None = Query(default=None, max_length=256),
     caller: Caller = Depends(get_caller),
     settings: ApiSettings = Depends(get_settings),
     services: Services = Depends(get_services),
 ) -> EventStreamResponse:
-    """SSE: ``event: inbox`` ``{"total": n}`` at once and each time the inbox (with these filters) changes."""
-    await visible_pairs(services, settings, caller, app, user)  # refuse at once what the stream would refuse
+    """SSE: ``event: inbox`` ``{"total": n}`` at once, then the changes of this inbox (these filters) as they
+    happen: ``{"changes": [{app, user, invocationId, change}]}``, or ``{"reload": true}``."""
+    scope = await inbox_scope(services, settings, caller, app, user)  # refuse at once what the stream would refuse
+    client = services.queue
+    feed = change_feed(request, client)
 
-    async def changes() -> AsyncIterator[bytes]:
-        seen = None
-        while True:
-            # Users who park their first invocation later are picked up: the pairs are read again each time.
-            pairs = await visible_pairs(services, settings, caller, app, user)
-            total, digest = await services.queue.inbox.fingerprint(pairs)
-            if digest != seen:
-                seen = digest
-                yield frame(json.dumps({"total": total}), event="inbox")
-            await asyncio.sleep(CHANGE_CHECK_S)
+    def visible(app_name: str, user_id: str) -> bool:
+        # Not limited to the apps the scope listed: an app whose first worker starts later is followed too.
+        return ((not settings.app_names or app_name in settings.app_names) and app in (None, app_name)
+                and user in (None, user_id) and caller.allows(app_name, user_id))
 
-    return EventStreamResponse(changes(), keepalive_s=settings.sse_keepalive_s)
+    async def frames() -> AsyncIterator[bytes]:
+        async with feed.subscribe(visible) as subscription:
+            # Read after subscribing: a change between the two is sent as well, never lost.
+            total = (await client.inbox.app_wide_total(scope.apps) if scope.all_users
+                     else await client.inbox.parked_total(scope.pairs))
+            yield frame(json.dumps({"total": total}), event="inbox")
+            while True:
+                yield frame(json.dumps(_update_json(await subscription.next())), event="inbox")
+
+    return EventStreamResponse(frames(), keepalive_s=settings.sse_keepalive_s)
+
+
+def change_feed(request: Request, client: Any) -> ChangeFeed:
+    """This API process's one follower of the inbox change feed (made on first use)."""
+    feed = getattr(request.app.state, "inbox_change_feed", None)
+    if feed is None:
+        feed = request.app.state.inbox_change_feed = ChangeFeed(client.inbox)
+    return feed
+
+
+def _update_json(update: Update) -> dict[str, Any]:
+    if update.reload:
+        return {"reload": True}
+    return {"changes": [{"app": change.app, "user": change.user, "invocationId": change.invocation_id,
+                         "change": change.change} for change in update.changes]}

@@ -136,7 +136,8 @@ def test_the_check_sees_each_way_past_the_client():
 def test_the_worker_modules_the_check_keeps_out_are_found_by_their_raw_redis_functions():
     assert {module: _raw_redis_functions(module) for module in
             ("worker.inbox", "worker.status_counts", "worker.workers_alive")} == {
-        "worker.inbox": ["_slot_groups", "fingerprint", "parked_page", "user_pairs"],
+        "worker.inbox": ["_merge", "_page", "_slot_groups", "app_wide_page", "fingerprint", "parked_page",
+                         "user_pairs"],
         "worker.status_counts": ["count_by_status"],
         "worker.workers_alive": ["alive_workers", "announced_apps"],
     }

@@ -7,6 +7,7 @@ import json
 import pytest
 import redis.asyncio as aioredis
 
+from runtime.errors import UsageError
 from runtime.redis_store import keys
 from worker.inbox import fingerprint, parked_page, user_pairs
 
@@ -67,3 +68,41 @@ async def test_a_page_token_that_was_not_handed_out_is_refused_as_bad_input(redi
         with pytest.raises(UsageError, match="is not one this listing handed out"):
             await parked_page(redis, [("app", "ann")], page_token=token)
     await redis.aclose()
+
+
+async def test_the_app_wide_page_lists_every_user_s_parked_invocations_once_newest_first_from_one_index(redis_url):
+    from worker import lease
+    from worker.inbox import app_wide_page
+    from worker.listing import encode_token
+    from worker.record import PendingCall
+    from worker.store import InvocationStore
+
+    class NoBroker:
+        def send_task(self, *args, **kwargs) -> None:
+            pass
+
+    store = InvocationStore(redis_url, celery_app=NoBroker())
+    made = []
+    for n, (app, user) in enumerate([("a", "ann"), ("b", "bob"), ("a", "bob"), ("a", "cy"), ("b", "ann"),
+                                     ("a", "ann")]):
+        session = await store.create_session(app, user)
+        invocation_id = await store.enqueue(app, user, session.id, f"pay {n}", None, None)
+        claim = await lease.acquire(store, invocation_id, "w")
+        await lease.add_pending(store, claim, [PendingCall(id=f"c{n}", name="approve")])
+        await lease.settle(store, claim, "parked")
+        made.append(invocation_id)
+    answered = made[2]
+    await store.respond(answered, [{"id": "c2", "name": "approve", "response": {"ok": True}}])
+    seen, token, totals = [], None, []
+    while True:
+        page, total = await app_wide_page(store.redis, ["a", "b"], cluster=False, page_size=2, page_token=token)
+        seen += [record.id for record in page.items]
+        totals.append(total)
+        if (token := page.next_page_token) is None:
+            break
+    only_a, total_a = await app_wide_page(store.redis, ["a"], cluster=False, page_size=10)
+    assert (seen, set(totals)) == ([i for i in made[::-1] if i != answered], {5})
+    assert ([r.id for r in only_a.items], total_a) == ([made[5], made[3], made[0]], 3)
+    with pytest.raises(UsageError, match="is not one this listing handed out"):  # a per-user listing's token
+        await app_wide_page(store.redis, ["a"], cluster=False, page_token=encode_token("p", 1.0, "e-1"))
+    await store.aclose()

@@ -44,6 +44,7 @@ function askForKey(message) {
         return;
       }
       asking = false;
+      operator = true; // a new key: it may have the operate role
       showKey();
       refreshSummary();
       route();
@@ -62,7 +63,22 @@ function showKey() {
   }, "Forget key")] : []));
 }
 
+let summarizing = false;
+let summaryAgain = false;
+let operator = true; // false once /ops/summary answered 403: this key has no figures to show, so none are read
+// The header's figures are read again when a view saw something change (an inbox change, a status frame of
+// an invocation or session), one read at a time. Queued work and workers coming and going reach no page's
+// stream, so for a key with the operate role, while the tab is visible, they are also read every
+// SUMMARY_EVERY_MS (counters, O(1) for Redis); an approver's key (no operate role) reads them never.
 async function refreshSummary() {
+  if (summarizing) { summaryAgain = true; return; }
+  summarizing = true;
+  summaryAgain = false;
+  try { await readSummary(); } finally { summarizing = false; }
+  if (summaryAgain) refreshSummary();
+}
+
+async function readSummary() {
   if (asking) return;
   try {
     const summary = await call("GET", "/ops/summary");
@@ -77,6 +93,7 @@ async function refreshSummary() {
   } catch (error) {
     if (error instanceof ApiError && error.status === 401) return;
     if (error instanceof ApiError && error.status === 403) { // no 'operate' role: no figures to show
+      operator = false;
       ops.replaceChildren();
       banner.hidden = true;
       return;
@@ -89,8 +106,10 @@ async function refreshSummary() {
 auth.onUnauthorized = () => askForKey(auth.key ? "This key is not accepted: enter a valid API key." : null);
 window.addEventListener("hashchange", route);
 window.addEventListener("agentq:changed", () => refreshSummary());
-setInterval(tick, 1000);
-setInterval(refreshSummary, SUMMARY_EVERY_MS);
+window.addEventListener("hashchange", () => refreshSummary());
+document.addEventListener("visibilitychange", () => { if (!document.hidden) refreshSummary(); });
+setInterval(tick, 1000); // the "waiting 3 min" labels: the browser's clock only, no request
+setInterval(() => { if (operator && !document.hidden) refreshSummary(); }, SUMMARY_EVERY_MS);
 showKey();
 (async () => {
   try {

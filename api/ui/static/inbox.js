@@ -1,11 +1,11 @@
-// The inbox: every invocation waiting on a person that the key may see, newest first, live.
+// The inbox: every invocation waiting on a person that the key may see, newest first, live: the page follows
+// /inbox/events (the API's change feed) and reads its list again only when something it may see changed.
 
 import { FINAL, call, describe, followInvocation, keepReading } from "./api.js";
 import { pendingCall } from "./calls.js";
 import { h, notice, pill, since } from "./dom.js";
 
 const PAGE_SIZE = 20;
-const RELOAD_MS = 30_000; // besides the live stream: catches a change its digest cannot tell apart
 const answeredHere = new Map(); // invocation id -> {label, what, status, text}: kept while the tab lives
 
 /** Render the inbox into ``root``; returns a function that stops its streams. */
@@ -22,13 +22,24 @@ export function inboxView(root, params) {
   const problem = h("div", {});
   const answered = h("ul", { class: "answered-list" });
   const answeredBox = h("section", { class: "answered", hidden: true }, h("h2", {}, "Answered here"), answered);
-  const older = h("button", { type: "button", onclick: () => { page += 1; load(); } }, "Older →");
-  const newer = h("button", { type: "button", onclick: () => { page -= 1; load(); } }, "← Newer");
+  const older = h("button", { type: "button", onclick: () => { page += 1; refresh(); } }, "Older →");
+  const newer = h("button", { type: "button", onclick: () => { page -= 1; refresh(); } }, "← Newer");
   const pageLabel = h("span", {});
   root.replaceChildren(
     h("div", { class: "title" }, h("h1", {}, "Inbox"), count, live),
     filterForm(filters), answeredBox, problem, list,
     h("nav", { class: "pager" }, newer, pageLabel, older));
+
+  let loading = null;
+  let again = false;
+  // One read of the list at a time; changes that arrive meanwhile ask for one more after it.
+  async function refresh() {
+    if (loading) { again = true; return; }
+    again = false;
+    loading = load();
+    try { await loading; } finally { loading = null; }
+    if (again) refresh();
+  }
 
   async function load() {
     const query = new URLSearchParams({ limit: String(PAGE_SIZE) });
@@ -112,8 +123,12 @@ export function inboxView(root, params) {
   keepReading(`/inbox/events?${eventsQuery}`, (frame) => {
     if (frame.event !== "inbox") return;
     live.replaceChildren(h("span", { class: "dot on" }), "live");
-    window.dispatchEvent(new Event("agentq:changed")); // the header's counts follow the inbox
-    if (!first) load();
+    // The first frame of the first connection comes with the first read below; every later one (changes, a
+    // reload, or the first frame after a reconnect, which may follow missed changes) reads the list again.
+    if (!first) {
+      window.dispatchEvent(new Event("agentq:changed")); // the header's counts follow the inbox
+      refresh();
+    }
     first = false;
   }, {
     signal: stop.signal,
@@ -121,9 +136,8 @@ export function inboxView(root, params) {
       if (error) live.replaceChildren(h("span", { class: "dot off" }), `live updates interrupted: ${describe(error)}`);
     },
   });
-  load();
-  const fallback = setInterval(load, RELOAD_MS);
-  return () => { clearInterval(fallback); stop.abort(); };
+  refresh();
+  return () => stop.abort();
 }
 
 function filterForm(filters) {

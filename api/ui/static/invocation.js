@@ -117,7 +117,10 @@ export function invocationView(root, id) {
     const row = frame.event === "status" ? statusRow(frame) : eventRows(frame.data, entryTime(frame.id));
     rows.push(...row);
     renderTimeline(timeline, rows);
-    if (frame.event === "status") refresh();
+    if (frame.event === "status") {
+      refresh();
+      window.dispatchEvent(new Event("agentq:changed")); // the header's counts
+    }
     refreshNodes();
   }
 

@@ -41,7 +41,11 @@ export function sessionView(root, app, user, sid) {
   }
 
   let pending = null;
-  const soon = () => { clearTimeout(pending); pending = setTimeout(() => load(), 200); };
+  const soon = (frame) => {
+    if (frame?.event === "status") window.dispatchEvent(new Event("agentq:changed")); // the header's counts
+    clearTimeout(pending);
+    pending = setTimeout(() => load(), 200);
+  };
   keepReading(`${base}/sessions/${encodeURIComponent(sid)}/events?after=${Date.now() - REPLAY_MS}-0`, soon, {
     signal: stop.signal,
     onTrouble: (error) => live.replaceChildren(h("span", { class: `dot ${error ? "off" : "on"}` }),
