@@ -248,7 +248,8 @@ class InvocationStore:
             raise SessionNotFoundError(f"session {session_id!r} of user {user!r} in app {app!r} does not exist")
         self.remember(record.id, where)
         _put_bounded(self._first_entries, record.id, reply[1])
-        await wait_for_replicas(self.mux, f"invocation {record.id!r}")  # with AGENTQ_REDIS_MIN_REPLICAS
+        await wait_for_replicas(self.mux, f"invocation {record.id!r}",  # with AGENTQ_REDIS_MIN_REPLICAS
+                                key=enqueue["record"])
         await self.dispatcher.send(record.id, [app, user, session_id])  # the watchdog entry covers a lost send
         return record.id
 

@@ -35,6 +35,7 @@ from .rate_limits import (
     rate_bucket,
     rate_inflight,
 )
+from .replication import replication_mark
 from .sessions import (
     app_state,
     app_users,
@@ -115,4 +116,5 @@ __all__ = [
     "webhook_stats",
     "rate_bucket",
     "rate_inflight",
+    "replication_mark",
 ]
