@@ -175,6 +175,17 @@ class LocalRedisCluster:
         self.nodes[index] = replica
         self.replicas.pop(index)
 
+    def rejoin(self, index: int, timeout_s: float = 60.0) -> None:
+        """Start the master killed from place ``index`` again, as an operator would: it comes back with its
+        cluster config, finds its replica promoted, and becomes that new master's replica (``replicas[index]``
+        again), which this waits for (in sync)."""
+        node = next(killed for killed in self.killed if killed.port not in {n.port for n in self._all})
+        self.killed.remove(node)
+        node.start()
+        master = self.nodes[index]
+        self._wait_until(lambda: self._in_sync(master), "take the old master back as a replica", timeout_s)
+        self.replicas.insert(index, node)
+
     def _state_ok(self, node: EmbeddedRedis) -> bool:
         with self._client(node) as client:
             return client.execute_command("CLUSTER INFO").get("cluster_state") == "ok"
