@@ -35,7 +35,7 @@ from .inputs import run_config_dict, to_content, to_function_response
 from .record import InvocationRecord
 from .retention import RetentionPolicy
 from .shards import register, shard_of
-from .webhook_config import ENV_NAMES, WebhookSettings
+from .webhook_config import WebhookSettings
 
 MAX_LOCATIONS = 100_000
 """Invocation locations kept in memory per store (oldest forgotten first; a miss costs one HGET)."""
@@ -68,9 +68,6 @@ class InvocationStore:
         self.dispatcher = Dispatcher(celery_app, broker_url=broker_url(redis_url))
         if self.clients.is_cluster and not reads_only:
             kombu_broker(self.dispatcher.broker_url)  # a Cluster as the broker too: refused now, naming the fix
-        if self.clients.is_cluster and self.webhooks.urls_by_app:
-            raise UsageError(f"webhooks are not delivered by a store on Redis Cluster ({redis_url!r}): unset "
-                             f"{ENV_NAMES['urls_by_app']} or use a single Redis node or Sentinel")
         self._where: dict[str, Where] = {}
         self._first_entries: dict[str, str] = {}
         """Stream entry ids of the queued status of invocations this store enqueued (a follower starts there)."""
@@ -206,9 +203,6 @@ class InvocationStore:
         if park_timeout is None:
             park_timeout = self.retention.park_timeout_for(app)
         webhook = self.webhooks.url_for(app, webhook)
-        if webhook and self.clients.is_cluster:
-            raise UsageError(f"webhooks are not delivered by a store on Redis Cluster ({self.redis_url!r}): "
-                             "use a single Redis node or Sentinel for invocations with a webhook")
         record = InvocationRecord(
             id=new_invocation_id(), app_name=app, user_id=user, session_id=session_id,
             new_message=to_content(new_message), state_delta=state_delta or None,
