@@ -15,6 +15,7 @@ one script in one slot. Claims walk the shards in use; the readers (dead letters
 from __future__ import annotations
 
 import json
+import random
 import time
 from typing import Any
 
@@ -36,10 +37,12 @@ DEAD_LIMIT = 10_000
 
 async def claim(redis: Any, *, limit: int, hold_s: float, now: float | None = None) -> list[dict]:
     """Up to ``limit`` due notifications, each held for ``hold_s`` seconds from now (oldest due first within a
-    shard; on a Cluster the shards are walked in turn until ``limit`` are claimed)."""
+    shard; on a Cluster the shards are walked in turn, from a random one, until ``limit`` are claimed)."""
     now_ms = _ms(time.time() if now is None else now)
     claimed: list[dict] = []
-    for shard in await _shards(redis):
+    shards = await _shards(redis)
+    start = random.randrange(len(shards))  # a random first shard: a busy one early in the list starves no other
+    for shard in shards[start:] + shards[:start]:
         raw = await WEBHOOK_CLAIM(redis, due=keys.webhook_due(shard), outbox=keys.webhook_outbox(shard),
                                   now_ms=now_ms, hold_ms=_ms(hold_s), limit=limit - len(claimed))
         claimed += [json.loads(text(entry)) for entry in raw]
