@@ -25,6 +25,7 @@ PARTS = {
     "long_session": ["bench.long_session_bench"],
     "rss": ["bench.rss_bench"],
     "double_texting": ["bench.double_texting_bench"],
+    "cluster": ["bench.cluster_bench"],
 }
 
 

@@ -62,9 +62,7 @@ class WorkerHost:
         self._background = [self.loop.submit(self._every(self.heartbeat_s, self._heartbeat)),
                             self.loop.submit(self._every(self.reap_s, self._reap)),
                             self.loop.submit(self._every(alive.BEAT_S, beat))]
-        if not self.store.clients.is_cluster:  # a store on a Cluster refuses webhooks (worker.store): none to send
-            self._background.append(
-                self.loop.submit(self._every(self.store.webhooks.poll_s, self.webhooks.deliver_due)))
+        self._background.append(self.loop.submit(self._every(self.store.webhooks.poll_s, self.webhooks.deliver_due)))
         log.info("worker %s serving apps %s", self.config.worker_name, sorted(apps))
 
     async def _build(self) -> Executor:

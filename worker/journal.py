@@ -42,13 +42,15 @@ class RedisToolJournal(BaseToolJournal):
 
     async def begin(self, invocation_id: str, function_call_id: str, tool_name: str) -> ToolCallRecord | None:
         mux = self._clients.mux()
-        reply = await JOURNAL_BEGIN(mux, **await self._keys(invocation_id), call_id=function_call_id)
+        call_keys = await self._keys(invocation_id)
+        reply = await JOURNAL_BEGIN(mux, **call_keys, call_id=function_call_id)
         if reply[0] == "over":
             raise FencedOutError(f"invocation {invocation_id!r} is over (cancelled, or its session deleted); "
                                  f"call {function_call_id!r} of {tool_name!r} is not started")
         # With AGENTQ_REDIS_MIN_REPLICAS the 'started' mark must be on a replica before the tool acts: a failover
         # that lost it would let the resumed run start the call afresh, and a side effect happen twice.
-        await wait_for_replicas(mux, f"call {function_call_id!r} of {tool_name!r} started")
+        await wait_for_replicas(mux, f"call {function_call_id!r} of {tool_name!r} started",
+                                key=call_keys["journal"])
         return _decode(reply[1] if len(reply) > 1 else None)
 
     async def complete(self, invocation_id: str, function_call_id: str, response: dict[str, Any]) -> None:

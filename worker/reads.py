@@ -185,12 +185,12 @@ class A2ATasks:
     def __init__(self, store):
         self._store = store
 
-    async def save(self, app: str, task_id: str, data: str) -> None:
+    async def keep(self, app: str, task_id: str, data: str) -> None:
         from . import a2a_tasks
 
         await a2a_tasks.save(self._store, app, task_id, data)
 
-    async def get(self, app: str, task_id: str) -> str | None:
+    async def fetch(self, app: str, task_id: str) -> str | None:
         from . import a2a_tasks
 
         return await a2a_tasks.get(self._store, app, task_id)
@@ -200,7 +200,7 @@ class A2ATasks:
 
         return await a2a_tasks.newest(self._store, app, count)
 
-    async def delete(self, app: str, task_id: str) -> None:
+    async def forget(self, app: str, task_id: str) -> None:
         from . import a2a_tasks
 
         await a2a_tasks.delete(self._store, app, task_id)

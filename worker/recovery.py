@@ -70,7 +70,8 @@ async def settle(store: InvocationStore, claim: Claim, status: str, detail: dict
         if outcome == "lost" and retried and await _settled_as(store, claim, status):
             outcome, next_head = "ok", await _dispatch_head(store, claim)
         if outcome == "ok":
-            await wait_for_replicas(store.mux, f"invocation {claim.record.id!r} {status}")
+            await wait_for_replicas(store.mux, f"invocation {claim.record.id!r} {status}",
+                                    key=store.record_key(claim.record.id, claim.where))
         return outcome, next_head
 
 

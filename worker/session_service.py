@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from runtime.events import Event
+from runtime.redis_store import keys
 from runtime.redis_store.replication import wait_for_replicas
 from runtime.sessions.redis_session_service import RedisSessionService
 from runtime.sessions.session import Session
@@ -20,7 +21,8 @@ class WorkerSessionService(RedisSessionService):
     async def append_event(self, session: Session, event: Event) -> Event:
         event = await super().append_event(session, event)
         if not event.partial:  # with AGENTQ_REDIS_MIN_REPLICAS: acknowledged only once replicated
-            await wait_for_replicas(self._clients.mux(), f"event {event.id!r}")
+            await wait_for_replicas(self._clients.mux(), f"event {event.id!r}",
+                                    key=keys.session_meta(session.app_name, session.user_id, session.id))
         if self.after_commit is not None and not event.partial:
             self.after_commit(event)
         return event

@@ -1,7 +1,8 @@
 """Shards of the reaper's and watchdog's sets on Redis Cluster: one per hash slot, beside the users it serves.
 
 The status scripts (``runtime/redis_store/lua/invocations/``) update the dispatch watchdog, the lease expiries,
-the call deadlines and the webhook outbox in the same step as a session's keys. On one Redis node those are single global keys. On a
+the call deadlines and the webhook outbox (with its dead letters and counters, ``worker.webhook_outbox``) in the
+same step as a session's keys. On one Redis node those are single global keys. On a
 Cluster a script may only touch keys of one slot, so each of those sets has one copy per slot in use, named
 with a *slot tag*: a short string that hashes to that slot (``agentq:{s:1f2}:dispatch_due`` lives in the same
 slot as every ``agentq:{app/user}:...`` key whose tag hashes there). Users who share a slot share its shard.
@@ -44,6 +45,13 @@ def shard_of(app: str, user: str, *, cluster: bool) -> str:
     if not cluster:
         return ""
     return slot_tag(key_slot(keys.user_tag(app, user).encode()))
+
+
+def is_cluster_client(client) -> bool:
+    """True for a Redis Cluster client (the readers that are handed a client, not a store, ask it)."""
+    from redis.asyncio.cluster import RedisCluster
+
+    return isinstance(client, RedisCluster)
 
 
 async def register(client, shard: str) -> None:

@@ -36,7 +36,7 @@ from .inputs import run_config_dict, to_content, to_function_response, with_stat
 from .record import InvocationRecord
 from .retention import RetentionPolicy
 from .shards import register, shard_of, slot_tag
-from .webhook_config import ENV_NAMES, WebhookSettings
+from .webhook_config import WebhookSettings
 
 MAX_LOCATIONS = 100_000
 """Invocation locations kept in memory per store (oldest forgotten first; a miss costs one HGET)."""
@@ -69,9 +69,6 @@ class InvocationStore:
         self.dispatcher = Dispatcher(celery_app, broker_url=broker_url(redis_url))
         if self.clients.is_cluster and not reads_only:
             kombu_broker(self.dispatcher.broker_url)  # a Cluster as the broker too: refused now, naming the fix
-        if self.clients.is_cluster and self.webhooks.urls_by_app:
-            raise UsageError(f"webhooks are not delivered by a store on Redis Cluster ({redis_url!r}): unset "
-                             f"{ENV_NAMES['urls_by_app']} or use a single Redis node or Sentinel")
         self._where: dict[str, Where] = {}
         self._first_entries: dict[str, str] = {}
         """Stream entry ids of the queued status of invocations this store enqueued (a follower starts there)."""
@@ -241,9 +238,6 @@ class InvocationStore:
         if park_timeout is None:
             park_timeout = self.retention.park_timeout_for(app)
         webhook = self.webhooks.url_for(app, webhook)
-        if webhook and self.clients.is_cluster:
-            raise UsageError(f"webhooks are not delivered by a store on Redis Cluster ({self.redis_url!r}): "
-                             "use a single Redis node or Sentinel for invocations with a webhook")
         if invocation_id is not None and await self.redis.exists(self.record_key(
                 invocation_id, Where(app=app, user=user, session=session_id))):
             raise UsageError(f"invocation id {invocation_id!r} is in use")
@@ -291,7 +285,8 @@ class InvocationStore:
             raise SessionNotFoundError(f"session {session_id!r} of user {user!r} in app {app!r} does not exist")
         self.remember(record.id, where)
         _put_bounded(self._first_entries, record.id, reply[1])
-        await wait_for_replicas(self.mux, f"invocation {record.id!r}")  # with AGENTQ_REDIS_MIN_REPLICAS
+        await wait_for_replicas(self.mux, f"invocation {record.id!r}",  # with AGENTQ_REDIS_MIN_REPLICAS
+                                key=enqueue["record"])
         await self.dispatcher.send(record.id, [app, user, session_id])  # the watchdog entry covers a lost send
         return record.id
 

@@ -4,17 +4,23 @@
 that was SIGKILLed or cut off. So each worker's host loop also scores its name in ``keys.workers_alive()`` with
 the time of its latest beat: a reader needs one ZRANGE whatever the number of workers that ever ran, and names
 that stopped beating a day ago are dropped by the beats themselves.
+
+On Redis Cluster the beats go to one of ``CLUSTER_SHARDS`` copies, picked by the worker's name, so a large fleet's
+beats do not all land on one master; a reader reads them all (one pipelined ZRANGE each).
 """
 
 from __future__ import annotations
 
 import json
 import time
+import zlib
 from dataclasses import dataclass
 from typing import Any
 
 from runtime.redis_store import keys
 from runtime.redis_store.codec import text
+
+from .shards import is_cluster_client
 
 BEAT_S = 1.0
 """How often a worker beats."""
@@ -22,6 +28,17 @@ ALIVE_S = 5.0
 """A worker whose latest beat is older than this is not alive (a few missed beats are tolerated)."""
 FORGET_S = 86_400.0
 """Beats older than this are removed."""
+CLUSTER_SHARDS = 16
+"""Copies of the beats set on a Cluster (a fixed few: a reader reads every one)."""
+
+
+def beats_shard(name: str, *, cluster: bool) -> str:
+    """The copy a worker beats in: '' on one node, ``w:<n>`` on a Cluster (stable for a name)."""
+    return f"w:{zlib.crc32(name.encode()) % CLUSTER_SHARDS}" if cluster else ""
+
+
+def _all_shards(cluster: bool) -> list[str]:
+    return [f"w:{n}" for n in range(CLUSTER_SHARDS)] if cluster else [""]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -36,11 +53,13 @@ class AliveWorker:
 def beater(store: Any, name: str):
     """The step a worker host runs every ``BEAT_S``: score ``name`` with now, drop long-silent names."""
 
+    beats = keys.workers_alive(beats_shard(name, cluster=store.clients.is_cluster))
+
     async def alive_beat() -> None:
         now_ms = int(time.time() * 1000)
         replies = await store.batch(
-            ("ZADD", keys.workers_alive(), now_ms, name),
-            ("ZREMRANGEBYSCORE", keys.workers_alive(), "-inf", now_ms - int(FORGET_S * 1000)),
+            ("ZADD", beats, now_ms, name),
+            ("ZREMRANGEBYSCORE", beats, "-inf", now_ms - int(FORGET_S * 1000)),
         )
         failed = next((reply for reply in replies if isinstance(reply, Exception)), None)
         if failed is not None:
@@ -52,8 +71,10 @@ def beater(store: Any, name: str):
 async def alive_workers(redis: Any, *, now: float | None = None) -> list[AliveWorker]:
     """The workers alive now, by name (``redis``: any redis.asyncio client, decoded replies or not)."""
     since_ms = int(((time.time() if now is None else now) - ALIVE_S) * 1000)
-    reply = await redis.zrangebyscore(keys.workers_alive(), since_ms, "+inf", withscores=True)
-    beats = [(text(name), score / 1000) for name, score in reply]
+    pipe = redis.pipeline(transaction=False)
+    for shard in _all_shards(is_cluster_client(redis)):
+        pipe.zrangebyscore(keys.workers_alive(shard), since_ms, "+inf", withscores=True)
+    beats = [(text(name), score / 1000) for reply in await pipe.execute() for name, score in reply]
     announced = await redis.hmget(keys.workers(), [name for name, _ in beats]) if beats else []
     workers = [AliveWorker(name=name, last_beat=last_beat, apps=_apps(info))
                for (name, last_beat), info in zip(beats, announced, strict=True)]

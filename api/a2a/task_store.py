@@ -19,10 +19,10 @@ class RedisTaskStore(TaskStore):
         self.app = app
 
     async def save(self, task: Task, context: Any = None) -> None:
-        await self.client.a2a_tasks.save(self.app, task.id, json_format.MessageToJson(task))
+        await self.client.a2a_tasks.keep(self.app, task.id, json_format.MessageToJson(task))
 
     async def get(self, task_id: str, context: Any = None) -> Task | None:
-        data = await self.client.a2a_tasks.get(self.app, task_id)
+        data = await self.client.a2a_tasks.fetch(self.app, task_id)
         return None if data is None else json_format.Parse(data, Task())
 
     async def list(self, params: Any, context: Any = None) -> ListTasksResponse:
@@ -33,4 +33,4 @@ class RedisTaskStore(TaskStore):
         return ListTasksResponse(tasks=tasks, page_size=size, total_size=len(tasks))
 
     async def delete(self, task_id: str, context: Any = None) -> None:
-        await self.client.a2a_tasks.delete(self.app, task_id)
+        await self.client.a2a_tasks.forget(self.app, task_id)

@@ -11,9 +11,14 @@ import random
 
 from redis import exceptions as redis_errors
 
-_TRANSIENT_REPLIES = ("LOADING", "READONLY", "MASTERDOWN", "TRYAGAIN")
+_TRANSIENT_REPLIES = ("LOADING", "READONLY", "MASTERDOWN", "TRYAGAIN", "CLUSTERDOWN")
 """Error replies of a server that is starting, was demoted, or lost its master (the mux connection's hiredis
-reader reports them as plain ResponseError)."""
+reader reports them as plain ResponseError). On Redis Cluster: a slot being moved (TRYAGAIN) or a cluster that
+has not yet promoted a dead master's replica (CLUSTERDOWN)."""
+
+_CLUSTER_IN_FLUX = (redis_errors.ClusterError, redis_errors.SlotNotCoveredError)
+"""A Cluster client's own verdicts while a master is down and not yet replaced: redirects exhausted, a slot with
+no master known. Both pass once the cluster has promoted a replica."""
 
 
 def is_store_unavailable(exc: BaseException) -> bool:
@@ -21,6 +26,8 @@ def is_store_unavailable(exc: BaseException) -> bool:
     if isinstance(exc, redis_errors.AuthenticationError | redis_errors.AuthorizationError):
         return False  # a configuration mistake: retrying will not fix it
     if isinstance(exc, redis_errors.ConnectionError | redis_errors.TimeoutError | redis_errors.ReadOnlyError):
+        return True
+    if isinstance(exc, _CLUSTER_IN_FLUX):
         return True
     if isinstance(exc, redis_errors.ResponseError):
         return str(exc).startswith(_TRANSIENT_REPLIES)

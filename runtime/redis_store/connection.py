@@ -10,6 +10,8 @@ import asyncio
 import weakref
 
 import redis.asyncio as aioredis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 from ..errors import UsageError
 from .mux import MuxConnection
@@ -25,6 +27,19 @@ them (flat lists), as the mux connection hands them over."""
 
 def _as_sent(response, **options):
     return response
+
+
+def cluster_options() -> dict:
+    """How agentq's Redis Cluster clients are made, beside redis-py's defaults, and why.
+
+    - ``retry``: none. redis-py would send a command again after a dropped connection, and a script whose reply
+      was lost may already have run (a tool journal mark, an enqueue): done twice, it would turn a tool call
+      into one in doubt, or worse. A dropped command surfaces instead as the store being away
+      (``availability``), and the worker's own recovery (hand back, resume from committed events) takes over.
+    - ``reinitialize_steps=0``: a MOVED reply only moves that slot in the client's map. By default every fifth
+      MOVED makes the client close every connection, in-flight commands included, which during a slot
+      migration (where MOVED and ASK replies are routine) cut off commands that had already run."""
+    return {"retry": Retry(NoBackoff(), 0), "reinitialize_steps": 0}
 
 
 class LoopClients:
@@ -61,8 +76,10 @@ class LoopClients:
             if is_sentinel(self._url) or is_cluster(self._url):
                 # Sentinel: the master as the sentinels name it, found again after a failover. Cluster: each
                 # command goes to the master of its keys' slot (redis-py's pool per node; the mux is one node's).
+                extra = cluster_options() if is_cluster(self._url) else {}
                 client = self._by_loop[loop] = redis_client_from_url(
-                    self._url, decode_responses=True, max_connections=self._max_connections, socket_timeout=None)
+                    self._url, decode_responses=True, max_connections=self._max_connections, socket_timeout=None,
+                    **extra)
                 return client
             pool = aioredis.BlockingConnectionPool.from_url(
                 self._url, decode_responses=True, max_connections=self._max_connections, timeout=None,
@@ -98,7 +115,7 @@ class LoopClients:
             # RESP2 on the wire, as the mux speaks it (RESP3 would send maps where the mux's callers read lists)
             client = self._mux_by_loop[loop] = redis_client_from_url(
                 self._url, decode_responses=True, max_connections=self._max_connections, socket_timeout=None,
-                protocol=2)
+                protocol=2, **cluster_options())
             for command in RAW_REPLY_COMMANDS:
                 client.set_response_callback(command, _as_sent)
         return client

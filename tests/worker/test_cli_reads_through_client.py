@@ -150,12 +150,14 @@ def test_status_and_inbox_read_a_cluster_store_without_a_broker_url(redis_cluste
     from agentq.cli import main
     from runtime.redis_store import keys
     from runtime.redis_store.redis_url import redis_client_from_url
+    from worker.workers_alive import beats_shard
 
     monkeypatch.delenv("AGENTQ_BROKER_URL", raising=False)  # the CLI's reads need no broker, as before
     with redis_client_from_url(redis_cluster_url, asyncio=False) as redis:
         redis.hset(keys.workers(), "alive-1", json.dumps({"apps": ["approval"]}))
         redis.hset(keys.workers(), "stopped-1", json.dumps({"apps": ["weather"]}))  # announced, never beat
-        redis.zadd(keys.workers_alive(), {"alive-1": int(time.time() * 1000)})
+        beats = keys.workers_alive(beats_shard("alive-1", cluster=True))  # as the worker's own beat writes it
+        redis.zadd(beats, {"alive-1": int(time.time() * 1000)})
 
     assert main(["--redis-url", redis_cluster_url, "status", "--json"]) == 0
     figures = json.loads(capsys.readouterr().out)

@@ -15,7 +15,6 @@ from google.genai import types
 from redis.cluster import RedisCluster
 from redis.crc import key_slot
 
-from runtime.errors import UsageError
 from runtime.redis_store import keys
 from runtime.redis_store.launcher import EmbeddedRedis, free_port
 from tests.redis_cluster import LocalRedisCluster, slot_ranges
@@ -173,12 +172,6 @@ async def test_on_a_cluster_a_parked_call_past_its_deadline_is_answered_by_a_rea
         "error": f"No response arrived for long-running call {response.id!r} before its deadline; it expired."}
 
 
-async def test_on_a_cluster_an_invocation_with_a_webhook_is_refused_naming_why(client, user):
-    session = await client.create_session("approval", user)
-    with pytest.raises(UsageError, match="webhooks are not delivered by a store on Redis Cluster"):
-        await client.enqueue("approval", user, session.id, "Please pay 100", webhook="https://example.com/hook")
-
-
 async def test_on_a_cluster_the_inbox_pages_parked_invocations_of_users_on_every_master_newest_first(
         cluster_workers, client, user):
     from worker import inbox
@@ -254,16 +247,6 @@ def test_a_worker_on_a_cluster_store_without_a_broker_of_its_own_is_refused_nami
     assert result.stderr.strip().splitlines() == [
         f"agentq worker: the Celery broker cannot be the Redis Cluster {cluster.url!r} (kombu's commands cross hash "
         "slots): set AGENTQ_BROKER_URL to a plain redis:// or sentinel:// URL"]
-
-
-def test_a_cluster_store_with_app_webhooks_configured_is_refused_naming_the_setting(cluster, broker, monkeypatch):
-    from worker.store import InvocationStore
-    from worker.webhook_config import WebhookSettings
-
-    monkeypatch.setenv("AGENTQ_BROKER_URL", broker.url)
-    with pytest.raises(UsageError, match="webhooks are not delivered by a store on Redis Cluster .* unset "
-                                         "AGENTQ_WEBHOOKS"):
-        InvocationStore(cluster.url, webhooks=WebhookSettings(urls_by_app={"approval": "https://example.com/h"}))
 
 
 async def test_on_a_cluster_the_approval_flow_runs_over_http(cluster_api, cluster_workers, user):

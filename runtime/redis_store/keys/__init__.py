@@ -36,6 +36,7 @@ from .rate_limits import (
     rate_bucket,
     rate_inflight,
 )
+from .replication import replication_mark
 from .sessions import (
     app_state,
     app_users,
@@ -118,4 +119,5 @@ __all__ = [
     "webhook_stats",
     "rate_bucket",
     "rate_inflight",
+    "replication_mark",
 ]

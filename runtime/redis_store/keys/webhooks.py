@@ -1,13 +1,17 @@
-"""Keys of webhook deliveries (worker.webhook_outbox): the outbox, its schedule, dead letters, counters."""
+"""Keys of webhook deliveries (worker.webhook_outbox): the outbox, its schedule, dead letters, counters.
+
+Each has one copy per shard on Redis Cluster (``sharded``): the status scripts add a notification to the shard of
+the invocation's user, and every later step of that notification (claim, retry, delivered, dead, redelivered)
+stays in that one slot, so each is one script."""
 
 from __future__ import annotations
 
-from ._naming import PREFIX, sharded
+from ._naming import sharded
 
 
 def webhook_due(shard: str = "") -> str:
     """Sorted set: webhook delivery id scored by when (ms) it is next tried; a claim pushes it past the send.
-    ``shard``: see ``sharded`` (the status scripts name it; on a Cluster nothing is ever written to it)."""
+    ``shard``: see ``sharded``."""
     return sharded("webhooks:due", shard)
 
 
@@ -17,16 +21,20 @@ def webhook_outbox(shard: str = "") -> str:
     return sharded("webhooks:outbox", shard)
 
 
-def webhook_dead() -> str:
-    """Sorted set: ``<dead ms, zero-padded>:<delivery id>``, all scored 0 (a page is one ZREVRANGEBYLEX)."""
-    return f"{PREFIX}webhooks:dead"
+def webhook_dead(shard: str = "") -> str:
+    """Sorted set: ``<dead ms, zero-padded>:<delivery id>``, all scored 0 (a page is one ZREVRANGEBYLEX; on a
+    Cluster, one per shard, merged by the reader since the members sort the same way everywhere).
+    ``shard``: as for ``webhook_due``."""
+    return sharded("webhooks:dead", shard)
 
 
-def webhook_dead_entries() -> str:
-    """Hash: delivery id -> JSON of a dead-lettered notification (with its last error)."""
-    return f"{PREFIX}webhooks:dead_entries"
+def webhook_dead_entries(shard: str = "") -> str:
+    """Hash: delivery id -> JSON of a dead-lettered notification (with its last error).
+    ``shard``: as for ``webhook_due``."""
+    return sharded("webhooks:dead_entries", shard)
 
 
-def webhook_stats() -> str:
-    """Hash: delivered / failed / dead counters of every worker's deliveries (for /metrics)."""
-    return f"{PREFIX}webhooks:stats"
+def webhook_stats(shard: str = "") -> str:
+    """Hash: delivered / failed / dead counters of every worker's deliveries (for /metrics; readers sum the
+    shards). ``shard``: as for ``webhook_due``."""
+    return sharded("webhooks:stats", shard)

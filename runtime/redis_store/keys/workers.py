@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ._naming import PREFIX
+from ._naming import PREFIX, sharded
 
 
 def workers() -> str:
@@ -10,6 +10,8 @@ def workers() -> str:
     return f"{PREFIX}workers"
 
 
-def workers_alive() -> str:
-    """Sorted set: worker name scored by its last liveness beat (ms); fresh beats mean the worker is alive."""
-    return f"{PREFIX}workers_alive"
+def workers_alive(shard: str = "") -> str:
+    """Sorted set: worker name scored by its last liveness beat (ms); fresh beats mean the worker is alive.
+    ``shard``: '' on one node; on a Cluster one of a fixed few (``worker.workers_alive``), picked by the worker's
+    name, so the fleet's beats spread over the masters (see ``sharded``)."""
+    return sharded("workers_alive", shard)
