@@ -75,6 +75,10 @@ class AgentqClient:
         """Webhook notifications given up on, and sending one again."""
         self.traces = SessionTraces(self._store)
         """The spans saved for a session, and which users have a session of a given id."""
+        from .schedules import ScheduleClient
+
+        self.schedules = ScheduleClient(self._store)
+        """Cron and interval schedules that enqueue invocations (create, list, pause, resume, trigger, delete)."""
 
     async def aclose(self) -> None:
         """Close the Redis connections."""

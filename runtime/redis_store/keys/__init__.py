@@ -35,6 +35,12 @@ from .rate_limits import (
     rate_bucket,
     rate_inflight,
 )
+from .schedules import (
+    schedule,
+    schedule_runs,
+    schedules_due,
+    user_schedules,
+)
 from .sessions import (
     app_state,
     app_users,
@@ -115,4 +121,8 @@ __all__ = [
     "webhook_stats",
     "rate_bucket",
     "rate_inflight",
+    "schedule",
+    "schedule_runs",
+    "user_schedules",
+    "schedules_due",
 ]
