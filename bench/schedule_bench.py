@@ -16,7 +16,7 @@ import time
 from runtime.redis_store import keys
 from runtime.redis_store.launcher import EmbeddedRedis
 from worker.schedules import Scheduler
-from worker.schedules.store import due_member
+from worker.schedules.firing import due_member
 from worker.store import InvocationStore
 
 APP = "bench"

@@ -11,7 +11,7 @@ from runtime.errors import ConflictError, InvalidMessageError, UsageError
 from runtime.redis_store import keys
 from worker.client import AgentqClient
 from worker.schedules import ScheduleNotFoundError, Scheduler
-from worker.schedules.store import ScheduleStore, due_member
+from worker.schedules.firing import due_member, fire
 from worker.schedules.ticks import Step
 
 APP, USER = "weather", "ann"
@@ -132,8 +132,8 @@ async def test_a_scheduler_holding_a_tick_read_before_a_pause_fires_nothing(clie
     made = await client.schedules.create(APP, USER, {"intervalS": 1, "newMessage": "tick"}, schedule_id="p")
     due_tick = round(made.next_run_at * 1000)
     await client.schedules.pause(APP, USER, "p")
-    fired = await ScheduleStore(client._store)._fire(made, expected_tick=due_tick,
-                                                     move=Step(fire=due_tick, missed=0, next=due_tick + 1000))
+    fired = await fire(client._store, made, expected_tick=due_tick,
+                       move=Step(fire=due_tick, missed=0, next=due_tick + 1000))
     assert fired is None and await run_ticks(client, "p") == []
     assert await client._store.session_service.get_session(app_name=APP, user_id=USER,
                                                            session_id=f"p-{due_tick}") is None

@@ -3,7 +3,7 @@
 This package owns what a schedule is (``spec``: cron or interval, timezone, jitter, start/end, the missed-tick
 policy, the message and session), when its ticks fall (``ticks``, on croniter), how schedules are stored and
 changed (``store``: the hash per schedule, the user's index, the due set), the single Redis step that fires a
-tick and enqueues its invocation (``lua/schedules/fire.lua``), the clock loop any number of schedulers run
+tick and enqueues its invocation (``firing``, on ``lua/schedules/fire.lua``), the clock loop any number of schedulers run
 (``clock``), and the client's view (``client``). A run is an ordinary invocation whose record names its
 ``schedule_id``.
 """

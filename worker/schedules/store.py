@@ -1,10 +1,9 @@
-"""ScheduleStore: schedules in Redis (made, read, changed, paused, resumed, deleted) and the one step that
-fires a tick, which every scheduler and a trigger by hand go through."""
+"""ScheduleStore: schedules in Redis (made, read, changed, paused, resumed, deleted, triggered) and what a
+scheduler does with a due one; the step that fires a tick is ``firing``'s."""
 
 from __future__ import annotations
 
 import json
-import random
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -12,19 +11,15 @@ from runtime.errors import (
     ConflictError,
     InvocationNotFoundError,
     NotFoundError,
-    SessionExistsError,
     UsageError,
 )
-from runtime.ids import new_invocation_id, uuid4_str
+from runtime.ids import uuid4_str
 from runtime.redis_store import keys
-from runtime.redis_store.replication import wait_for_replicas
-from runtime.redis_store.scripts import SCHEDULE_DELETE, SCHEDULE_FIRE, SCHEDULE_SAVE
+from runtime.redis_store.scripts import SCHEDULE_DELETE, SCHEDULE_SAVE
 
-from ..codec import dumps, encode_record
-from ..dispatch import DISPATCH_GRACE_S
 from ..inputs import run_config_dict, to_content
 from ..record import InvocationRecord
-from ..shards import register
+from .firing import due_member, due_ms, ensure_session, fire, text
 from .spec import ScheduleSpec
 from .ticks import Step, next_tick, step
 from .view import Schedule
@@ -32,20 +27,12 @@ from .view import Schedule
 if TYPE_CHECKING:
     from ..store import InvocationStore
 
-RUNS_KEPT = 200
-"""Invocation ids kept per schedule in its runs list (the records themselves follow the retention policy)."""
-
 SAVE_ATTEMPTS = 5
 """Read-change-write retries when another writer changed the schedule in between."""
 
 
 class ScheduleNotFoundError(NotFoundError):
     """Raised when a schedule id does not exist for that app and user."""
-
-
-def due_member(app: str, user: str, schedule_id: str) -> str:
-    """A schedule's member in the due set."""
-    return dumps([app, user, schedule_id])
 
 
 class ScheduleStore:
@@ -74,12 +61,12 @@ class ScheduleStore:
             raise UsageError(f"schedule id {schedule_id!r} must be 1 to 128 characters")
         self._refuse_cluster()
         if spec.session_id is not None:
-            await self._ensure_session(app, user, spec.session_id)
+            await ensure_session(self.store, app, user, spec.session_id)
         now_ms = _now_ms()
         first = next_tick(spec, now_ms, now_ms)
-        fields = {"spec": _spec_json(spec), "paused": "0", "next_tick": _text(first), "created_ms": str(now_ms),
+        fields = {"spec": _spec_json(spec), "paused": "0", "next_tick": text(first), "created_ms": str(now_ms),
                   "runs": "0", "missed": "0"}
-        rev = await self._save(app, user, schedule_id, "create", fields, self._due_ms(spec, first), created_ms=now_ms)
+        rev = await self._save(app, user, schedule_id, "create", fields, due_ms(spec, first), created_ms=now_ms)
         if rev == 0:
             raise ConflictError(f"schedule {schedule_id!r} of user {user!r} in app {app!r} exists already")
         return await self.get(app, user, schedule_id)
@@ -126,11 +113,11 @@ class ScheduleStore:
             spec = current.spec.changed(changes)
             to_content(spec.new_message)
             if spec.session_id is not None and spec.session_id != current.spec.session_id:
-                await self._ensure_session(app, user, spec.session_id)
+                await ensure_session(self.store, app, user, spec.session_id)
             now_ms = _now_ms()
             upcoming = next_tick(spec, now_ms, round(current.created_at * 1000))
-            due = None if current.paused else self._due_ms(spec, upcoming)
-            fields = {"spec": _spec_json(spec), "next_tick": _text(upcoming)}
+            due = None if current.paused else due_ms(spec, upcoming)
+            fields = {"spec": _spec_json(spec), "next_tick": text(upcoming)}
             rev = await self._save(app, user, schedule_id, "update", fields, due, expected_rev=current.revision)
             if rev > 0:
                 return await self.get(app, user, schedule_id)
@@ -152,8 +139,8 @@ class ScheduleStore:
         for _ in range(SAVE_ATTEMPTS):
             current = await self.get(app, user, schedule_id)
             upcoming = next_tick(current.spec, _now_ms(), round(current.created_at * 1000))
-            rev = await self._save(app, user, schedule_id, "update", {"paused": "0", "next_tick": _text(upcoming)},
-                                   self._due_ms(current.spec, upcoming), expected_rev=current.revision)
+            rev = await self._save(app, user, schedule_id, "update", {"paused": "0", "next_tick": text(upcoming)},
+                                   due_ms(current.spec, upcoming), expected_rev=current.revision)
             if rev > 0:
                 return await self.get(app, user, schedule_id)
             if rev == 0:
@@ -178,7 +165,7 @@ class ScheduleStore:
         self._refuse_cluster()
         for _ in range(SAVE_ATTEMPTS):
             current = await self.get(app, user, schedule_id)
-            fired = await self._fire(current, expected_tick=None, move=Step(fire=_now_ms(), missed=0, next=None))
+            fired = await fire(self.store, current, expected_tick=None, move=Step(fire=_now_ms(), missed=0, next=None))
             if fired is not None:
                 return fired
         raise ConflictError(f"schedule {schedule_id!r} kept changing; try again")
@@ -194,69 +181,9 @@ class ScheduleStore:
             return None
         due_tick = round(current.next_run_at * 1000)
         move = step(current.spec, due_tick, now_ms, round(current.created_at * 1000))
-        return await self._fire(current, expected_tick=due_tick, move=move)
-
-    async def _fire(self, schedule: Schedule, *, expected_tick: int | None, move: Step) -> str | None:
-        """One SCHEDULE_FIRE call; the invocation id when it enqueued one, else None."""
-        app, user, spec, store = schedule.app_name, schedule.user_id, schedule.spec, self.store
-        new_session = spec.session_id is None and move.fire is not None
-        # A deterministic id: a scheduler that retries the tick, or a second one racing for it, uses the same one.
-        session_id = spec.session_id or f"{schedule.id}-{move.fire}"
-        created = False
-        if new_session:
-            created = await self._ensure_session(app, user, session_id)
-        record = InvocationRecord(
-            id=new_invocation_id(), app_name=app, user_id=user, session_id=session_id,
-            new_message=to_content(spec.new_message), state_delta=spec.state_delta or None,
-            run_config=run_config_dict(spec.run_config), park_timeout=store.retention.park_timeout_for(app),
-            webhook=store.webhooks.url_for(app, None), schedule_id=schedule.id)
-        from ..store import QUEUED, Where
-
-        where = Where(app=app, user=user, session=session_id)
-        now = time.time()
-        await register(store.redis, store.shard(where))
-        reply = await SCHEDULE_FIRE(
-            store.mux, schedule=keys.schedule(app, user, schedule.id), runs=keys.schedule_runs(app, user, schedule.id),
-            due=keys.schedules_due(), session_meta=keys.session_meta(app, user, session_id),
-            record=store.record_key(record.id, where), user_invocations=keys.user_invocations(app, user),
-            **store.session_script_keys(where, "queue", "stream", "active"),
-            invocation_index=keys.invocation_index(), dispatch_due=keys.dispatch_due(store.shard(where)),
-            retention_due=keys.retention_due(), member=due_member(app, user, schedule.id),
-            rev=str(schedule.revision), expected_tick=_text(expected_tick), next_tick=_text(move.next),
-            next_due_ms=_text(self._due_ms(spec, move.next)), fire_tick=_text(move.fire), missed=move.missed,
-            runs_kept=RUNS_KEPT, invocation_id=record.id, created_at=record.created_at, status_data=QUEUED,
-            location=dumps([app, user, session_id]), dispatch_due_ms=round((now + DISPATCH_GRACE_S) * 1000),
-            retention_due_ms=round((record.created_at + store.retention.settled_s) * 1000), now_ms=round(now * 1000),
-            fields=[*encode_record(record), "retention_s", repr(store.retention.settled_s)])
-        outcome = reply[0]
-        if outcome != "fired":
-            if new_session and created and not await self._tick_ran(app, user, schedule.id, move.fire):
-                await store.delete_session(app, user, session_id, "its schedule fired nothing into it")
-            if outcome == "stale":
-                return None
-            if outcome == "no_session" and expected_tick is None:
-                raise UsageError(f"session {session_id!r} of schedule {schedule.id!r} does not exist any more; "
-                                 "point the schedule at another session or at a new session per run")
-            return None
-        store.remember(record.id, where)
-        await wait_for_replicas(store.mux, f"invocation {record.id!r}")
-        await store.dispatcher.send(record.id, [app, user, session_id])  # the watchdog entry covers a lost send
-        return record.id
+        return await fire(self.store, current, expected_tick=due_tick, move=move)
 
     # --- helpers ---
-
-    async def _tick_ran(self, app: str, user: str, schedule_id: str, tick: int | None) -> bool:
-        """Whether some scheduler enqueued a run for ``tick`` (its session is then in use)."""
-        found = await self.store.mux.execute_command("ZCOUNT", keys.schedule_runs(app, user, schedule_id), tick, tick)
-        return found > 0
-
-    async def _ensure_session(self, app: str, user: str, session_id: str) -> bool:
-        """Make the session unless it exists; True when this call made it."""
-        try:
-            await self.store.create_session(app, user, session_id)
-        except SessionExistsError:
-            return False
-        return True
 
     async def _fields(self, app: str, user: str, schedule_id: str) -> dict[str, str]:
         fields = _pairs(await self.store.mux.execute_command("HGETALL", keys.schedule(app, user, schedule_id)))
@@ -269,23 +196,13 @@ class ScheduleStore:
         flat = [item for pair in fields.items() for item in pair]
         return await SCHEDULE_SAVE(
             self.store.mux, schedule=keys.schedule(app, user, schedule_id), user_schedules=keys.user_schedules(app, user),
-            due=keys.schedules_due(), schedule_id=schedule_id, member=due_member(app, user, schedule_id), creating="1" if mode == "create" else "0",
-            expected_rev=_text(expected_rev), created_ms=created_ms, due_ms=_text(due_ms), fields=flat)
-
-    @staticmethod
-    def _due_ms(spec: ScheduleSpec, tick: int | None) -> int | None:
-        """When a scheduler should fire ``tick``: the tick plus this tick's random jitter."""
-        if tick is None:
-            return None
-        return tick + (round(random.uniform(0, spec.jitter_s) * 1000) if spec.jitter_s else 0)
+            due=keys.schedules_due(), schedule_id=schedule_id, member=due_member(app, user, schedule_id),
+            creating="1" if mode == "create" else "0",
+            expected_rev=text(expected_rev), created_ms=created_ms, due_ms=text(due_ms), fields=flat)
 
 
 def _spec_json(spec: ScheduleSpec) -> str:
     return json.dumps(spec.model_dump(mode="json", by_alias=True, exclude_none=True), separators=(",", ":"))
-
-
-def _text(value: int | None) -> str:
-    return "" if value is None else str(value)
 
 
 def _now_ms() -> int:
