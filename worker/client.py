@@ -77,7 +77,7 @@ class AgentqClient:
         """The spans saved for a session, and which users have a session of a given id."""
         from .schedules import ScheduleClient
 
-        self.schedules = ScheduleClient(self._store)
+        self.schedules = ScheduleClient(self._store, writes=self._writes)
         """Cron and interval schedules that enqueue invocations (create, list, pause, resume, trigger, delete)."""
 
     async def aclose(self) -> None:

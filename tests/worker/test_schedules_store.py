@@ -168,3 +168,14 @@ async def test_a_schedule_past_its_end_has_ended_and_is_not_due(client):
                                                      "newMessage": "x"})
     assert (made.ended, made.next_run_at) == (True, None)
     assert await client._store.redis.zcard(keys.schedules_due()) == 0
+
+
+async def test_a_reads_only_client_refuses_to_change_schedules_before_sending_anything(client, redis_url):
+    await client.schedules.create(APP, USER, {"intervalS": 60, "newMessage": "x"}, schedule_id="r")
+    async with AgentqClient(redis_url, reads_only=True) as reader:
+        with pytest.raises(UsageError, match=r"AgentqClient.schedules.create: this client was made with reads_only"):
+            await reader.schedules.create(APP, USER, {"intervalS": 60, "newMessage": "x"})
+        with pytest.raises(UsageError, match=r"AgentqClient.schedules.trigger: "):
+            await reader.schedules.trigger(APP, USER, "r")
+        assert [s.id for s in (await reader.schedules.page(APP, USER)).items] == ["r"]
+    assert (await client.schedules.get(APP, USER, "r")).runs == 0
