@@ -179,3 +179,17 @@ async def test_a_reads_only_client_refuses_to_change_schedules_before_sending_an
             await reader.schedules.trigger(APP, USER, "r")
         assert [s.id for s in (await reader.schedules.page(APP, USER)).items] == ["r"]
     assert (await client.schedules.get(APP, USER, "r")).runs == 0
+
+
+async def test_a_run_keeps_its_session_from_expiring_as_an_enqueue_does(redis_url):
+    from worker.codec import dumps
+    from worker.retention import RetentionPolicy
+
+    async with AgentqClient(redis_url, retention=RetentionPolicy(session_idle_s=3600)) as idle_client:
+        await idle_client.schedules.create(APP, USER, {"intervalS": 60, "newMessage": "x", "sessionId": "kept"},
+                                           schedule_id="k")
+        member = dumps([APP, USER, "kept"])
+        await idle_client._store.redis.zadd(keys.session_expiries(), {member: 0})  # as if it were about to expire
+        await idle_client.schedules.trigger(APP, USER, "k")
+        deadline = await idle_client._store.redis.zscore(keys.session_expiries(), member)
+    assert abs(deadline / 1000 - (time.time() + 3600)) < 60

@@ -90,6 +90,9 @@ async def fire(store: InvocationStore, schedule: Schedule, *, expected_tick: int
         fields=[*encode_record(record), "retention_s", repr(store.retention.settled_s)])
     if reply[0] == "fired":
         store.remember(record.id, where)
+        idle = store._idle_commands(app, user, session_id)  # a run keeps its session from expiring, as an enqueue does
+        if idle:
+            await store.batch(*idle)
         await wait_for_replicas(store.mux, f"invocation {record.id!r}")
         await store.dispatcher.send(record.id, [app, user, session_id])  # the watchdog entry covers a lost send
         return record.id
