@@ -10,7 +10,7 @@ import argparse
 import logging
 import sys
 
-from . import commands, inbox_command, keys_command, rewind_command, status_command
+from . import commands, inbox_command, keys_command, rewind_command, schedules_command, status_command
 from .cli_errors import INTERRUPTED, USAGE, OneLineParser, describe
 
 _INVOCATION_COMMANDS = {
@@ -56,6 +56,10 @@ def build_parser() -> argparse.ArgumentParser:
         add(sub.add_parser(name, help=help_text, description=help_text))
     status_command.add_arguments(sub.add_parser(
         "status", help="workers alive, run jobs waiting, invocations by status"))
+    schedules_command.add_scheduler_arguments(sub.add_parser(
+        "scheduler", help="run the clock that enqueues schedules' runs (run one or several)"))
+    schedules_command.add_schedules_arguments(sub.add_parser(
+        "schedules", help="manage schedules: create, list, get, update, pause, resume, trigger, delete, runs"))
     sub.add_parser("stop", help="stop the api, workers and embedded redis-server started from this directory")
     keys_command.add_arguments(sub.add_parser("keys", help="make API keys (keys create NAME: printed once)"))
     for name, help_text in (("api", "serve the HTTP API"), ("demo", "run the human-approval demo end to end")):
@@ -134,6 +138,12 @@ def _run(args: argparse.Namespace) -> int:
         return _status(args, settings)
     from .embedded import ensure_redis
 
+    if args.command == "scheduler":
+        local = ensure_redis(settings.redis_url, settings.data_dir, register="scheduler")
+        try:
+            return schedules_command.run_scheduler(args, local.url)
+        finally:
+            local.release()
     local = ensure_redis(settings.redis_url, settings.data_dir)
     args.resolved_redis_url = local.url
     try:
@@ -141,6 +151,8 @@ def _run(args: argparse.Namespace) -> int:
             return inbox_command.run(args, local.url)
         if args.command == "rewind":
             return rewind_command.run(args, local.url)
+        if args.command == "schedules":
+            return schedules_command.run_schedules(args, local.url)
         return commands.run(args.command, args, local.url)
     finally:
         local.release()

@@ -56,6 +56,11 @@ ROUTE_ROLES: dict[str, frozenset[str]] = {
     "GET /dev/apps/{app_name}/debug/trace/session/{session_id}": READ,
     "GET /invocations/{invocation_id}/audit": READ_OR_ANSWER,
     "GET /apps/{app_name}/audit": frozenset({"read", "operate"}),
+    # Schedules enqueue runs as the user: changing one is enqueueing; reading one is reading.
+    f"POST {USER}/schedules": ENQUEUE, f"GET {USER}/schedules": READ,
+    f"GET {USER}/schedules/{{schedule_id}}": READ, f"PATCH {USER}/schedules/{{schedule_id}}": ENQUEUE,
+    f"DELETE {USER}/schedules/{{schedule_id}}": ENQUEUE, f"GET {USER}/schedules/{{schedule_id}}/runs": READ,
+    **{f"POST {USER}/schedules/{{schedule_id}}/{action}": ENQUEUE for action in ("pause", "resume", "trigger")},
 }
 """``"METHOD path"`` (the route's path template) -> the roles that pass."""
 

@@ -262,3 +262,39 @@ class InvocationList(WireModel):
 
     invocations: list[InvocationOut]
     next_page_token: str | None = None
+
+
+# --- schedules (api.routes.schedules) ---
+
+from worker.schedules import Schedule, ScheduleSpec  # noqa: E402 (kept with the models that use them)
+
+
+class ScheduleCreateRequest(ScheduleSpec):
+    """POST .../schedules: a schedule's spec (``cron`` or ``intervalS``, ``timezone``, ``jitterS``, ``startAt``,
+    ``endAt``, ``missed``, ``newMessage``, ``stateDelta``, ``sessionId``, ``runConfig``) and an optional id."""
+
+    id: str | None = Field(default=None, min_length=1, max_length=128)
+
+
+class ScheduleList(WireModel):
+    """GET .../schedules: a page, oldest first; pass ``nextPageToken`` as ``pageToken`` (null on the last page)."""
+
+    schedules: list[Schedule]
+    next_page_token: str | None = None
+
+
+class ScheduleRunOut(InvocationOut):
+    """A run of a schedule: its invocation, with the schedule that enqueued it."""
+
+    schedule_id: str | None = None
+
+    @classmethod
+    def from_record(cls, record: Any) -> ScheduleRunOut:
+        """The public view of a run's record."""
+        return cls(**InvocationOut.from_record(record).model_dump(), schedule_id=record.schedule_id)
+
+
+class ScheduleRuns(WireModel):
+    """GET .../schedules/{id}/runs: its newest runs, newest first."""
+
+    runs: list[ScheduleRunOut]

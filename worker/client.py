@@ -77,6 +77,10 @@ class AgentqClient:
         """The spans saved for a session, and which users have a session of a given id."""
         self.a2a_tasks = A2ATasks(self._store)
         """The A2A tasks of an app served over A2A (api.a2a): saved whole by the A2A SDK, read by any API process."""
+        from .schedules import ScheduleClient
+
+        self.schedules = ScheduleClient(self._store, writes=self._writes)
+        """Cron and interval schedules that enqueue invocations (create, list, pause, resume, trigger, delete)."""
 
     async def aclose(self) -> None:
         """Close the Redis connections."""

@@ -15,7 +15,7 @@ from .record import InvocationRecord, PendingCall
 _JSON_FIELDS = ("new_message", "state_delta", "run_config", "error")
 _FLOAT_FIELDS = ("time_limit", "park_timeout", "created_at", "updated_at", "finished_at")
 _STR_FIELDS = ("id", "app_name", "user_id", "session_id", "status", "cancel_reason", "worker", "first_entry",
-               "webhook", "enqueued_by")
+               "webhook", "enqueued_by", "schedule_id")
 
 
 def dumps(value: Any) -> str:

@@ -93,6 +93,8 @@ class InvocationRecord(_Wire):
     enqueued_by: str | None = None
     """The principal that enqueued it (None: a backend through the client, or loopback with auth off); the
     approval rules keep it from answering its own confirmations (api.approval_policy)."""
+    schedule_id: str | None = None
+    """The schedule that enqueued it (worker.schedules); None for an invocation enqueued otherwise."""
     approvals: dict[str, list[str]] = Field(default_factory=dict)
     """Confirmation call id -> the principals that approved it so far, while it waits for a quorum."""
     audit: list[AuditEntry] = Field(default_factory=list)

@@ -58,11 +58,17 @@ SESSION_IDS = LuaScript("listings/session_ids")
 PARKED_PAGE = LuaScript("listings/parked_page")
 PARKED_FINGERPRINT = LuaScript("listings/parked_fingerprint")
 
+# Schedules (worker.schedules): a tick is fired, and its invocation enqueued, in one step.
+SCHEDULE_SAVE = LuaScript("schedules/save")
+SCHEDULE_DELETE = LuaScript("schedules/delete")
+SCHEDULE_FIRE = LuaScript("schedules/fire")
+
 ALL = {script.name: script for script in (
     CREATE_SESSION, COMMIT_EVENT, READ_SESSION, READ_SESSION_SINCE, PUBLISH_ENTRY,
     ENQUEUE, ACQUIRE, HEARTBEAT, HEARTBEAT_MANY, ADD_PENDING, CONSUME, SETTLE, RESPOND, CANCEL, RELEASE,
     DELETE_SESSION, JOURNAL_BEGIN, ADD_APPROVAL, FORGET, ENQUEUE_STRATEGY, REWIND_BEGIN, REWIND_END,
     WEBHOOK_CLAIM, WEBHOOK_DELIVERED, WEBHOOK_RETRY, WEBHOOK_DEAD, WEBHOOK_REDELIVER,
     SESSION_IDS, PARKED_PAGE, PARKED_FINGERPRINT, RATE_ADMIT,
+    SCHEDULE_SAVE, SCHEDULE_DELETE, SCHEDULE_FIRE,
 )}
 """Every script by its file name (a test checks each ``.lua`` file is here and loads)."""

@@ -48,6 +48,10 @@ EXPECTED: dict[str, set[str]] = {
     "GET /webhooks/dead-letters": R | OP, "POST /webhooks/dead-letters/{delivery_id}/redeliver": OP,
     "GET /dev/apps/{app_name}/debug/trace/session/{session_id}": R,
     "GET /invocations/{invocation_id}/audit": R | A, "GET /apps/{app_name}/audit": R | OP,
+    f"POST {USER}/schedules": E, f"GET {USER}/schedules": R, f"GET {USER}/schedules/{{schedule_id}}": R,
+    f"PATCH {USER}/schedules/{{schedule_id}}": E, f"DELETE {USER}/schedules/{{schedule_id}}": E,
+    f"GET {USER}/schedules/{{schedule_id}}/runs": R, f"POST {USER}/schedules/{{schedule_id}}/pause": E,
+    f"POST {USER}/schedules/{{schedule_id}}/resume": E, f"POST {USER}/schedules/{{schedule_id}}/trigger": E,
 }
 """``"METHOD path"`` -> the roles that pass it (each alone)."""
 

@@ -37,6 +37,12 @@ from .rate_limits import (
     rate_inflight,
 )
 from .replication import replication_mark
+from .schedules import (
+    schedule,
+    schedule_runs,
+    schedules_due,
+    user_schedules,
+)
 from .sessions import (
     app_state,
     app_users,
@@ -120,4 +126,8 @@ __all__ = [
     "rate_bucket",
     "rate_inflight",
     "replication_mark",
+    "schedule",
+    "schedule_runs",
+    "user_schedules",
+    "schedules_due",
 ]

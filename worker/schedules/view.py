@@ -1,0 +1,54 @@
+"""Schedule: a schedule as read back (its spec and where it stands), the shape the client, API and CLI show."""
+
+from __future__ import annotations
+
+import json
+
+from pydantic import BaseModel, ConfigDict
+from pydantic.alias_generators import to_camel
+
+from .spec import ScheduleSpec
+
+
+class Schedule(BaseModel):
+    """One schedule of an app's user: what and when (``spec``), and its state."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
+
+    id: str
+    app_name: str
+    user_id: str
+    spec: ScheduleSpec
+    paused: bool = False
+    next_run_at: float | None = None
+    """Unix time of the next tick (before jitter); None while paused or once ended."""
+    ended: bool = False
+    """True once ``end_at`` has passed its last tick: nothing fires any more."""
+    runs: int = 0
+    """Runs enqueued so far (ticks and triggers)."""
+    missed: int = 0
+    """Ticks passed over without a run under the missed-tick policy."""
+    last_run_at: float | None = None
+    last_invocation_id: str | None = None
+    last_error: str | None = None
+    """Why the last tick enqueued nothing (its session was deleted); cleared by the next run."""
+    created_at: float
+    revision: int
+
+    def to_json_dict(self) -> dict:
+        """The wire form: camelCase keys, the spec's too."""
+        return self.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+    @classmethod
+    def from_fields(cls, app: str, user: str, schedule_id: str, fields: dict[str, str]) -> Schedule:
+        """From the schedule's hash."""
+        next_tick = fields.get("next_tick", "")
+        paused = fields.get("paused") == "1"
+        last_tick = fields.get("last_tick")
+        return cls(
+            id=schedule_id, app_name=app, user_id=user, spec=ScheduleSpec.model_validate(json.loads(fields["spec"])),
+            paused=paused, next_run_at=int(next_tick) / 1000 if next_tick and not paused else None,
+            ended=not next_tick, runs=int(fields.get("runs", 0)), missed=int(fields.get("missed", 0)),
+            last_run_at=int(last_tick) / 1000 if last_tick else None,
+            last_invocation_id=fields.get("last_invocation"), last_error=fields.get("last_error"),
+            created_at=int(fields["created_ms"]) / 1000, revision=int(fields["rev"]))
