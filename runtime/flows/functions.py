@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from google.genai import types
 
+from ..auth import requests as credential_requests
 from ..contexts import failures
 from ..contexts.callbacks import first_answer
 from ..contexts.tool_context import ToolContext
@@ -62,6 +63,7 @@ async def run_calls(
     Long-running tools that return None add no part; when no call has an answer there is no answer event.
     A crashing tool fails the invocation: the answers of the other calls come first, then an error event.
     Calls held for a person's confirmation add an ``adk_request_confirmation`` event (see ``confirmation``);
+    calls that asked for a user's credential add an ``adk_request_credential`` event (see ``runtime.auth``);
     ``confirmations`` carries the answers when held calls run again. An AgentTool call whose agent pauses
     gets no answer but a proxy event, last (see ``agent_tool_pause``).
     """
@@ -84,9 +86,17 @@ async def run_calls(
             content=_fast.content("user", parts),
             actions=actions[0] if len(actions) == 1 else merge_actions(actions),
         ))
-        requests = events[-1].actions.requested_tool_confirmations
+        answer = events[-1]
+        requests = answer.actions.requested_tool_confirmations
         if requests:
-            events = _with_confirmation_request(ctx, agent.name, calls, events[-1], requests)
+            events = _with_confirmation_request(ctx, agent.name, calls, answer, requests)
+        if answer.actions.requested_auth_configs:
+            # first, as google-adk 2.13 commits it; the invocation then ends and parks on the request
+            request = credential_requests.request_event(
+                ctx, agent.name, answer.actions.requested_auth_configs, answer.content.role)
+            await credential_requests.hold_requests(ctx, request)
+            events.insert(0, request)
+            ctx.end_invocation = True
     events.extend(paused)  # long-running, so final: they end the step
     crash = next((crash for _, _, crash in answers if crash is not None), None)
     if crash is not None:
