@@ -16,6 +16,7 @@ from fastapi import APIRouter, Depends, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 
 from runtime.auth.sealing import GENERATE_HINT, KEY_VARIABLE
+from runtime.errors import CredentialError
 
 from ..auth import Caller
 from ..deps import Services, get_caller, get_services, get_settings
@@ -35,7 +36,10 @@ def _authorizations(request: Request, services: Services):
 
     flow = getattr(request.app.state, "oauth", None)
     if flow is None:
-        flow = OAuthAuthorizations.from_env(queue_of(services))
+        try:
+            flow = OAuthAuthorizations.from_env(queue_of(services))
+        except CredentialError as exc:  # a malformed key is the deployment's fault, not the caller's
+            raise HTTPException(503, str(exc)) from None
         if flow is None:
             raise HTTPException(503, f"OAuth sign-in is not configured: set {KEY_VARIABLE} on the API and the "
                                      f"workers (make a key with {GENERATE_HINT})")

@@ -234,6 +234,8 @@ async def _journaled(agent, ctx, tool, call, tool_context, journal_id) -> Any:
     requests = tool_context.actions.requested_tool_confirmations
     if requests:  # kept with the answer: a reused answer must still ask for its confirmation
         stored = {**stored, _CONFIRMATIONS_KEY: {k: v.model_dump(mode="json") for k, v in requests.items()}}
+    if tool_context.actions.requested_auth_configs:  # and for the credential (redacted: the journal is stored)
+        stored = {**stored, _AUTH_CONFIGS_KEY: dict(tool_context.actions.requested_auth_configs)}
     await journal.complete(ctx.invocation_id, journal_id, stored)
     if stopped:
         raise asyncio.CancelledError
@@ -261,16 +263,22 @@ async def _invoke_to_the_end(agent, tool, call, tool_context) -> tuple[Any, bool
 
 
 _CONFIRMATIONS_KEY = "agentq:requested_tool_confirmations"
+_AUTH_CONFIGS_KEY = "agentq:requested_auth_configs"
 
 
 def _reused(stored: dict[str, Any], tool_context: ToolContext) -> Any:
-    """A completed call's journaled answer, with the confirmation requests it made restored."""
+    """A completed call's journaled answer, with the confirmation and credential requests it made restored (the
+    invocation still parks on a reused credential request; its full config died with the process that ran the
+    tool, so it is not held for the API, whose sign-in link then says so)."""
     if stored == NO_RESPONSE:
         return None
     if _CONFIRMATIONS_KEY in stored:
         stored = dict(stored)
         for call_id, request in stored.pop(_CONFIRMATIONS_KEY).items():
             tool_context.actions.requested_tool_confirmations[call_id] = ToolConfirmation.model_validate(request)
+    if _AUTH_CONFIGS_KEY in stored:
+        stored = dict(stored)
+        tool_context.actions.requested_auth_configs.update(stored.pop(_AUTH_CONFIGS_KEY))
     return stored
 
 

@@ -159,3 +159,29 @@ async def test_request_credential_refuses_what_is_not_an_auth_config():
         ToolContext(ctx, function_call_id="c1").request_credential({"authScheme": {}})
     with pytest.raises(UsageError, match="needs the function call id"):
         ToolContext(ctx).request_credential(auth_config())
+
+
+async def test_a_journaled_answer_reused_after_a_lost_commit_still_parks_on_the_credential_request():
+    from google.genai import types
+
+    from runtime.tools import InMemoryToolJournal
+
+    journal = InMemoryToolJournal()
+    runs = []
+
+    async def whoami(tool_context: ToolContext) -> dict:
+        """Who the user is."""
+        runs.append(tool_context.function_call_id)
+        tool_context.request_credential(auth_config())
+        return WAITING
+
+    def runner():  # a fresh session service each time: the first run's commits are lost, the journal is not
+        model = ScriptedLlm(turns=[types.FunctionCall(id="call-1", name="whoami", args={})])
+        return Runner(app_name="app", agent=LlmAgent(name="assistant", model=model, tools=[whoami]),
+                      session_service=InMemorySessionService(), tool_journal=journal,
+                      credential_service=InMemoryCredentialService())
+
+    for attempt in (runner(), runner()):
+        events = await run(attempt, await new_session(attempt), user_text("who am I?"), invocation_id="e-fixed")
+        assert request_of(events).args["functionCallId"] == "call-1"
+    assert runs == ["call-1"]  # the second run reused the journaled answer, and still asked for the credential
