@@ -314,3 +314,30 @@ async def test_a_refused_consent_a_forged_state_and_an_unknown_call_are_clear_4x
         # bob's only credential is the one of the consent he gave; the refused attempt left no state behind
         assert len(list(client.scan_iter(match="agentq:{oauth_demo/bob}:cred:*"))) == 1
         assert list(client.scan_iter(match="agentq:oauth-state:*")) == []
+
+
+@pytest.mark.parametrize("key", [None, "not-a-fernet-key"])
+async def test_the_sign_in_routes_answer_503_naming_the_key_when_it_is_missing_or_malformed(
+        oauth_stack, monkeypatch, key):
+    from api.app import create_app
+    from api.deps import Services
+    from api.settings import ApiSettings
+    from tests.api.conftest import make_client
+    from worker.client import AgentqClient
+
+    if key is None:
+        monkeypatch.delenv("AGENTQ_CREDENTIAL_KEY", raising=False)
+    else:
+        monkeypatch.setenv("AGENTQ_CREDENTIAL_KEY", key)
+    queue = AgentqClient(oauth_stack.redis.url)
+    app = create_app(ApiSettings(app_names=[APP]), Services(
+        session_service=queue.session_service, artifact_service=queue.artifact_service, queue=queue))
+    try:
+        async with make_client(app) as http:
+            answers = [await http.get("/invocations/e-x/oauth/adk-x/authorize"),
+                       await http.get("/oauth/callback", params={"state": "s", "code": "c"})]
+    finally:
+        await queue.aclose()
+    for answer in answers:
+        assert answer.status_code == 503
+        assert "AGENTQ_CREDENTIAL_KEY" in answer.json()["detail"] and "Fernet.generate_key" in answer.json()["detail"]
