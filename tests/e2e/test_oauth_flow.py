@@ -4,8 +4,8 @@ with an OAuth provider on loopback written here (authorization code + PKCE S256,
 A tool asks for the user's consent; the invocation parks on ``adk_request_credential``; the sign-in link
 sends the user to the provider, which sends them back to agentq's callback; the code is exchanged and the
 invocation completes with the user's name. A later invocation, once the token expired, runs on a refreshed
-token without asking again. Then every Redis key and value, the AOF and the api/worker logs are searched for
-every token the provider issued and for the client secret: none is there.
+token without asking again. Then every Redis key and value, the AOF, the webhooks delivered and the api/worker
+logs are searched for every token the provider issued and for the client secret: none is there.
 """
 
 from __future__ import annotations
@@ -53,6 +53,8 @@ class Provider:
         self.grants: list[str] = []
         self.userinfo_tokens: list[str] = []
         self.deny = False
+        self.webhooks: list[str] = []
+        """The bodies of agentq's webhook notifications (this server is the app's webhook receiver too)."""
         self.last_issue = 0.0
         """When it last issued tokens (time.time())."""
 
@@ -136,9 +138,14 @@ def serve(provider: Provider) -> ThreadingHTTPServer:
 
         def do_POST(self):  # noqa: N802
             length = int(self.headers.get("Content-Length", 0))
-            form = {k: v[0] for k, v in parse_qs(self.rfile.read(length).decode()).items()}
+            raw = self.rfile.read(length).decode()
+            form = {k: v[0] for k, v in parse_qs(raw).items()}
             if urlsplit(self.path).path == "/token":
                 self._answer(*provider.token(form, self.headers.get("Authorization", "")))
+            elif urlsplit(self.path).path == "/hook":
+                with provider.lock:
+                    provider.webhooks.append(raw)
+                self._answer(200, {}, {})
             else:
                 self._answer(404, {}, {})
 
@@ -163,6 +170,7 @@ def provider():
 def oauth_stack(tmp_path_factory, provider):
     local = LocalStack(tmp_path_factory.mktemp("oauth"), apps=["tests.e2e.oauth_apps:app"], extra_env={
         "AGENTQ_CREDENTIAL_KEY": Fernet.generate_key().decode(), "OAUTH_TEST_PROVIDER": provider.base_url,
+        "AGENTQ_WEBHOOKS": f"{APP}={provider.base_url}/hook",
         "GOOGLE_API_KEY": "", "GEMINI_API_KEY": ""})
     with local:
         yield local
@@ -261,6 +269,11 @@ async def test_a_parked_oauth_request_is_signed_in_resumed_refreshed_later_and_n
         assert provider.grants == ["authorization_code", "refresh_token"]
         assert provider.access[provider.userinfo_tokens[-1]] == "refresh_token"
 
+        deadline = time.monotonic() + 60  # the webhook of the completed invocation is delivered
+        while not any(later in body and "completed" in body for body in provider.webhooks):
+            assert time.monotonic() < deadline, f"no webhook for {later}: {provider.webhooks}"
+            await asyncio.sleep(0.2)
+
     secrets_to_hide = [*provider.issued, *provider.verifiers, CLIENT_SECRET]
     tokens = [value for value in provider.issued if value.startswith(("at-", "rt-"))]
     assert len(tokens) == 4  # two access and two refresh tokens, every one searched for below
@@ -270,8 +283,11 @@ async def test_a_parked_oauth_request_is_signed_in_resumed_refreshed_later_and_n
     print(f"searched {len(everything)} chars of Redis values, {len(aof)} AOF bytes, "
           f"{sum(map(len, logs.values()))} log chars")
     assert "adk_request_credential" in everything and "cred:" in everything  # the scan sees the right keys
+    hooks = "\n".join(provider.webhooks)
+    assert "adk_request_credential" in hooks  # the parked notification names the pending call
     for secret in secrets_to_hide:
         assert secret not in everything, "a secret is readable in Redis"
+        assert secret not in hooks, "a secret is in a webhook"
         assert secret.encode() not in aof, "a secret is readable in the AOF"
         assert secret not in logs["worker0"], "a secret is in the worker's log"
     for secret in [*tokens, CLIENT_SECRET]:
