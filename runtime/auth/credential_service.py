@@ -58,6 +58,11 @@ class BaseCredentialService(ABC):
         try:
             fresh = await token_endpoint.refresh(auth_config, credential)
         except CredentialError as exc:
+            # Another process may have refreshed it first: a provider that rotates refresh tokens then refuses
+            # this one, and the credential it stored meanwhile is the one to use.
+            stored = await self.read_credential(app_name, user_id, key)
+            if stored is not None and stored != credential and not token_endpoint.is_expired(stored):
+                return stored
             log.warning("refreshing credential %s of user %r (app %r) failed: %s", key, user_id, app_name, exc)
             return None
         await self.write_credential(app_name, user_id, key, fresh)

@@ -120,3 +120,67 @@ def test_a_token_counts_as_expired_within_the_margin():
     assert not is_expired(credential(1000 + EXPIRY_MARGIN_S + 1), now=1000)
     assert is_expired(credential(1000 + EXPIRY_MARGIN_S), now=1000)
     assert is_expired(credential(999), now=1000)
+
+
+class _TokenEndpoint:
+    """A loopback token endpoint that refuses every refresh (as a provider does for a rotated refresh token),
+    running ``on_refresh`` first: what another process did meanwhile."""
+
+    def __init__(self, on_refresh):
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        endpoint = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):  # noqa: N802 - http.server's name
+                self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                endpoint.refreshes += 1
+                on_refresh()
+                body = b'{"error": "invalid_grant"}'
+                self.send_response(400)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        self.refreshes = 0
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/token"
+
+
+def _expiring(token: str, expires_at: int) -> AuthCredential:
+    return AuthCredential(auth_type="oauth2", oauth2=OAuth2Auth(access_token=token, refresh_token=f"r-{token}",
+                                                               expires_at=expires_at))
+
+
+@pytest.mark.parametrize("other_process_refreshed", [True, False])
+async def test_a_refused_refresh_uses_what_another_process_stored_meanwhile_else_asks_again(other_process_refreshed):
+    import time
+
+    from runtime.auth import InMemoryCredentialService
+
+    service = InMemoryCredentialService()
+    cfg = config()
+    key = cfg.credential_key
+
+    def other_process():
+        if other_process_refreshed:
+            service._credentials[("app", "u", key)] = _expiring("newer", int(time.time()) + 3600)
+
+    endpoint = _TokenEndpoint(other_process)
+    try:
+        cfg.auth_scheme.flows.authorization_code.token_url = endpoint.url
+        await service.write_credential("app", "u", key, _expiring("old", int(time.time()) - 1))
+        found = await service.usable_credential("app", "u", cfg)
+    finally:
+        endpoint.server.shutdown()
+    assert endpoint.refreshes == 1
+    if other_process_refreshed:
+        assert found.oauth2.access_token == "newer"
+    else:
+        assert found is None
