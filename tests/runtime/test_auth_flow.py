@@ -185,3 +185,26 @@ async def test_a_journaled_answer_reused_after_a_lost_commit_still_parks_on_the_
         events = await run(attempt, await new_session(attempt), user_text("who am I?"), invocation_id="e-fixed")
         assert request_of(events).args["functionCallId"] == "call-1"
     assert runs == ["call-1"]  # the second run reused the journaled answer, and still asked for the credential
+
+
+async def test_a_workflow_agent_node_parks_on_the_credential_request_and_its_successor_runs_after_sign_in():
+    from runtime.tools import InMemoryToolJournal
+    from runtime.workflow import START, Workflow
+
+    credentials = InMemoryCredentialService()
+    plain, seen = make_runner(credentials)
+
+    def done(node_input) -> str:
+        return f"done: {node_input}"
+
+    workflow = Workflow(name="signin", edges=[(START, plain.agent, done)])
+    runner = Runner(app_name="app", agent=workflow, session_service=InMemorySessionService(),
+                    tool_journal=InMemoryToolJournal(), credential_service=credentials)  # as the workers run it
+    session = await new_session(runner)
+    first = await run(runner, session, user_text("who am I?"))
+    assert [e.output for e in first if e.output is not None] == []  # parked: the successor has not run
+    await credentials.write_credential("app", "u", auth_config().credential_key, token())
+    second = await run(runner, session, function_response(request_of(first).id, "adk_request_credential",
+                                                          {"authorized": True}))
+    assert seen == [TOKEN]
+    assert [e.output for e in second if e.output is not None][-1] == "done: You are Ada."
