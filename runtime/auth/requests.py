@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from google.genai import types
 from pydantic import ValidationError
 
+from ..errors import CredentialError
 from ..events import Event
 from ..ids import new_client_call_id
 from .auth_config import AuthConfig
@@ -127,6 +128,25 @@ async def load_answers(ctx: InvocationContext, found: list[AnsweredRequest]) -> 
         else:
             log.info("credential request %s of invocation %s answered, but no credential is stored for it",
                      request.request_id, ctx.invocation_id)
+
+
+def refuse_credentials_in_answer(call_id: str, response: Any) -> None:
+    """CredentialError when an answer to credential request ``call_id`` carries a credential (a token, a code, the
+    provider's redirect URL): it would be committed to the session history and kept in the invocation record.
+    For a deployment with a credential store (agentq's workers), the sign-in goes through its API instead."""
+    if not isinstance(response, dict):
+        return
+    wire = response.get("authConfig", response.get("auth_config"))
+    try:
+        exchanged = AuthConfig.model_validate(wire).exchanged_auth_credential if isinstance(wire, dict) else None
+    except ValidationError:
+        return  # not an auth config: nothing of a credential to keep out
+    oauth2 = exchanged.oauth2 if exchanged is not None else None
+    if (exchanged is not None and exchanged.has_token()) or (oauth2 and (oauth2.auth_code or oauth2.auth_response_uri)):
+        raise CredentialError(
+            f"the answer to {REQUEST_CREDENTIAL_FUNCTION_CALL_NAME} call {call_id!r} carries a credential, which "
+            "would be stored with the session's history; sign in through GET "
+            f"/invocations/{{invocation_id}}/oauth/{call_id}/authorize instead (it answers the call itself)")
 
 
 def _credential_in(response: dict[str, Any]):

@@ -307,6 +307,11 @@ async def test_a_refused_consent_a_forged_state_and_an_unknown_call_are_clear_4x
         assert forged.status_code == 400 and "unknown, already used or expired OAuth state" in forged.json()["detail"]
         missing = await http.get("/oauth/callback")
         assert missing.status_code == 400 and "no state" in missing.json()["detail"]
+        smuggled = dict(pending["args"]["authConfig"], exchangedAuthCredential={
+            "authType": "oauth2", "oauth2": {"accessToken": "at-smuggled-into-the-history"}})
+        answered = await http.post(f"/invocations/{invocation_id}/function-responses", json={"functionResponses": [
+            {"id": pending["id"], "name": pending["name"], "response": {"authConfig": smuggled}}]})
+        assert answered.status_code == 400 and "carries a credential" in answered.json()["detail"]
 
         provider.deny = True
         try:
@@ -330,6 +335,7 @@ async def test_a_refused_consent_a_forged_state_and_an_unknown_call_are_clear_4x
         # bob's only credential is the one of the consent he gave; the refused attempt left no state behind
         assert len(list(client.scan_iter(match="agentq:{oauth_demo/bob}:cred:*"))) == 1
         assert list(client.scan_iter(match="agentq:oauth-state:*")) == []
+    assert "at-smuggled-into-the-history" not in _everything_in_redis(oauth_stack.redis.url)
 
 
 @pytest.mark.parametrize("key", [None, "not-a-fernet-key"])
