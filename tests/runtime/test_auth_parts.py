@@ -184,3 +184,15 @@ async def test_a_refused_refresh_uses_what_another_process_stored_meanwhile_else
         assert found.oauth2.access_token == "newer"
     else:
         assert found is None
+
+
+@pytest.mark.parametrize("exchanged", [{"accessToken": "t"}, {"authCode": "c"},
+                                       {"authResponseUri": "https://app/cb?code=c&state=s"}])
+def test_an_answer_carrying_a_credential_is_refused_and_a_plain_one_passes(exchanged):
+    from runtime.auth.requests import refuse_credentials_in_answer
+
+    wire = dict(config().redacted().wire(), exchangedAuthCredential={"authType": "oauth2", "oauth2": exchanged})
+    with pytest.raises(CredentialError, match="call 'adk-1' carries a credential"):
+        refuse_credentials_in_answer("adk-1", {"authConfig": wire})
+    refuse_credentials_in_answer("adk-1", {"authorized": True})
+    refuse_credentials_in_answer("adk-1", {"authConfig": config().redacted().wire()})
