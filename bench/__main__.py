@@ -27,6 +27,7 @@ PARTS = {
     "double_texting": ["bench.double_texting_bench"],
     "cluster": ["bench.cluster_bench"],
     "schedules": ["bench.schedule_bench"],
+    "oauth": ["bench.oauth_bench"],
 }
 
 

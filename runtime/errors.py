@@ -41,6 +41,11 @@ class TransferNotAllowedError(UsageError):
     """Raised when an agent transfers to itself, to an unrelated agent, or where its disallow_transfer_* flags forbid."""
 
 
+class CredentialError(UsageError):
+    """Raised when an OAuth authorization cannot complete: a bad, used or expired state, a provider's refusal, a
+    failed code exchange or refresh, or a credential store without its encryption key."""
+
+
 class PayloadTooLargeError(UsageError):
     """Raised when a request body or message exceeds the configured size limit."""
 

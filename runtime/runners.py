@@ -77,6 +77,8 @@ class Runner:
     ``events_compaction_config`` (default: ``app.events_compaction_config``) summarises older events after
     each invocation and, with a token threshold, before model calls (see runtime.apps.compaction); a worker
     passes it without ``app=``, so the App's resumability setting does not change how it runs.
+    ``credential_service`` (optional, a ``runtime.auth.BaseCredentialService``) keeps the users' credentials that
+    tools ask for with ``tool_context.request_credential`` (see runtime.auth).
     ``span_store`` (optional) keeps each run's agent, model and tool spans, written once when the run ends
     (see runtime.tracing); without it nothing is recorded.
     """
@@ -113,6 +115,7 @@ class Runner:
         self.session_service = session_service
         self.artifact_service = artifact_service
         self.tool_journal = tool_journal
+        self.credential_service = credential_service
         self.plugin_manager = PluginManager(plugins=plugins, close_timeout=plugin_close_timeout)
         if events_compaction_config is None and app is not None:
             events_compaction_config = app.events_compaction_config
@@ -193,6 +196,7 @@ class Runner:
             session_service=self.session_service,
             artifact_service=self.artifact_service,
             tool_journal=self.tool_journal,
+            credential_service=self.credential_service,
             user_content=new_message or first_user_content(prior),
             run_config=run_config or RunConfig(),
             run=run,

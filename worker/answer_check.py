@@ -14,6 +14,7 @@ import json
 import weakref
 from typing import Any
 
+from runtime.auth.requests import REQUEST_CREDENTIAL_FUNCTION_CALL_NAME, refuse_credentials_in_answer
 from runtime.events.tool_confirmation import REQUEST_CONFIRMATION_FUNCTION_CALL_NAME
 from runtime.tools.answer_check import (
     AnswerSchemaError,
@@ -46,6 +47,9 @@ async def check_against_pending(store: Any, record_key: str, responses: list[Any
         if call is None:
             continue
         name = call.get("name") or ""
+        if name == REQUEST_CREDENTIAL_FUNCTION_CALL_NAME:  # tokens stay out of the record and the history
+            refuse_credentials_in_answer(response.id, response.response)
+            continue
         if name == REQUEST_CONFIRMATION_FUNCTION_CALL_NAME:
             check_confirmation_payload(response.id, (call.get("answer") or {}).get("payloadSchema"),
                                        response.response)

@@ -71,6 +71,7 @@ class WorkerHost:
         from runtime.tracing import RedisSpanStore
 
         from .conformance import replay_plugins
+        from .credentials import credential_service_from_env
         from .journal import RedisToolJournal
 
         journal = RedisToolJournal(self.store)
@@ -79,6 +80,7 @@ class WorkerHost:
         runners = {
             name: Runner(app_name=name, agent=app.root_agent, session_service=self.store.session_service,
                          artifact_service=artifacts, tool_journal=journal,
+                         credential_service=credential_service_from_env(lambda: self.store.redis),
                          plugins=[*app.plugins, *replay_plugins()],
                          events_compaction_config=app.events_compaction_config, span_store=spans)
             for name, app in self.apps.items()

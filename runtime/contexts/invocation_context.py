@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from ..agents.base_agent import BaseAgent
     from ..apps import EventsCompactionConfig
     from ..artifacts import BaseArtifactService
+    from ..auth import BaseCredentialService
     from ..sessions import BaseSessionService, Session
     from ..tools.tool_journal import BaseToolJournal
     from ..tracing import Span, SpanRecorder
@@ -52,6 +53,12 @@ class InvocationRun:
     The Runner takes it from ``BaseSessionService.history_scratch``, so it may outlive the run."""
     spans: SpanRecorder | None = None
     """Records the run's agent, model and tool spans when the Runner has a span store (``runtime.tracing``)."""
+    auth_configs: dict[str, Any] = field(default_factory=dict)
+    """The full AuthConfig (client secret included) each tool call of this run asked a credential for, by call
+    id: events carry them redacted (``runtime.auth.requests``)."""
+    credentials: dict[str, Any] = field(default_factory=dict)
+    """The users' credentials loaded for answered credential requests, by credential key: what
+    ``ToolContext.get_auth_response`` returns. Only in memory, never committed."""
 
     def record(self, event: Event) -> None:
         """Note a committed event: history, and which long-running calls it opens or answers."""
@@ -73,6 +80,9 @@ class InvocationContext:
     session_service: BaseSessionService
     artifact_service: BaseArtifactService | None = None
     tool_journal: BaseToolJournal | None = None
+    credential_service: BaseCredentialService | None = None
+    """Where users' credentials are kept (``runtime.auth``); None: a credential request parks, and only an
+    answer carrying the token itself gives the tool a credential."""
     user_content: types.Content | None = None
     run_config: RunConfig = field(default_factory=RunConfig)
     branch: str | None = None

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..auth.auth_config import AuthConfig
+from ..auth.credentials import AuthCredential
 from ..errors import UsageError
 from ..events import EventActions, ToolConfirmation
 from .callback_context import CallbackContext
@@ -40,6 +42,30 @@ class ToolContext(CallbackContext):
         self._event_actions.requested_tool_confirmations[self.function_call_id] = ToolConfirmation(
             hint=hint or "", payload=payload
         )
+
+    def request_credential(self, auth_config: AuthConfig) -> None:
+        """Ask the user to consent (OAuth 2): once this call is answered, the invocation parks on an
+        ``adk_request_credential`` call; when the flow completes, the tool is called again and
+        ``get_auth_response(auth_config)`` returns the credential (see runtime.auth.requests)."""
+        if not self.function_call_id:
+            raise UsageError("request_credential needs the function call id; it works only inside a tool call")
+        if not isinstance(auth_config, AuthConfig):
+            raise UsageError(f"request_credential takes a runtime.auth.AuthConfig, not {type(auth_config).__name__}")
+        self._invocation_context.run.auth_configs[self.function_call_id] = auth_config.model_copy(deep=True)
+        self._event_actions.requested_auth_configs[self.function_call_id] = auth_config.redacted().wire()
+
+    def get_auth_response(self, auth_config: AuthConfig) -> AuthCredential | None:
+        """The credential the user just gave for ``auth_config`` (loaded into this run when the call that
+        requested it was answered), or None. It is read from the run, never from session state."""
+        return self._invocation_context.run.credentials.get(auth_config.credential_key)
+
+    async def load_credential(self, auth_config: AuthConfig) -> AuthCredential | None:
+        """The user's stored credential for ``auth_config`` from the Runner's credential service, refreshed when
+        it expired (None: none stored, the refresh failed, or the Runner has no credential service)."""
+        service = self._invocation_context.credential_service
+        if service is None:
+            return None
+        return await service.load_credential(auth_config, self)
 
     @property
     def invocation_context(self) -> InvocationContext:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from google.genai import types
 
+from ..auth.requests import REQUEST_CREDENTIAL_FUNCTION_CALL_NAME
 from ..events import Event
 from ..events.rewinds import live_events
 from ..events.tool_confirmation import REQUEST_CONFIRMATION_FUNCTION_CALL_NAME
@@ -141,7 +142,8 @@ def strip_client_ids(content: types.Content) -> types.Content:
 def is_confirmation_part(part: types.Part) -> bool:
     """A tool-confirmation request or answer: framework traffic the model is not shown."""
     named = part.function_call or part.function_response
-    return named is not None and named.name == REQUEST_CONFIRMATION_FUNCTION_CALL_NAME
+    # credential requests and their answers too (google-adk leaves them out of the model's view as well)
+    return named is not None and named.name in (REQUEST_CONFIRMATION_FUNCTION_CALL_NAME, REQUEST_CREDENTIAL_FUNCTION_CALL_NAME)
 
 
 def _without_confirmations(event: Event) -> Event | None:

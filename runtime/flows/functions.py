@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from google.genai import types
 
+from ..auth import requests as credential_requests
 from ..contexts import failures
 from ..contexts.callbacks import first_answer
 from ..contexts.tool_context import ToolContext
@@ -62,6 +63,7 @@ async def run_calls(
     Long-running tools that return None add no part; when no call has an answer there is no answer event.
     A crashing tool fails the invocation: the answers of the other calls come first, then an error event.
     Calls held for a person's confirmation add an ``adk_request_confirmation`` event (see ``confirmation``);
+    calls that asked for a user's credential add an ``adk_request_credential`` event (see ``runtime.auth``);
     ``confirmations`` carries the answers when held calls run again. An AgentTool call whose agent pauses
     gets no answer but a proxy event, last (see ``agent_tool_pause``).
     """
@@ -84,9 +86,17 @@ async def run_calls(
             content=_fast.content("user", parts),
             actions=actions[0] if len(actions) == 1 else merge_actions(actions),
         ))
-        requests = events[-1].actions.requested_tool_confirmations
+        answer = events[-1]
+        requests = answer.actions.requested_tool_confirmations
         if requests:
-            events = _with_confirmation_request(ctx, agent.name, calls, events[-1], requests)
+            events = _with_confirmation_request(ctx, agent.name, calls, answer, requests)
+        if answer.actions.requested_auth_configs:
+            # first, as google-adk 2.13 commits it; the invocation then ends and parks on the request
+            request = credential_requests.request_event(
+                ctx, agent.name, answer.actions.requested_auth_configs, answer.content.role)
+            await credential_requests.hold_requests(ctx, request)
+            events.insert(0, request)
+            ctx.end_invocation = True
     events.extend(paused)  # long-running, so final: they end the step
     crash = next((crash for _, _, crash in answers if crash is not None), None)
     if crash is not None:
@@ -224,6 +234,8 @@ async def _journaled(agent, ctx, tool, call, tool_context, journal_id) -> Any:
     requests = tool_context.actions.requested_tool_confirmations
     if requests:  # kept with the answer: a reused answer must still ask for its confirmation
         stored = {**stored, _CONFIRMATIONS_KEY: {k: v.model_dump(mode="json") for k, v in requests.items()}}
+    if tool_context.actions.requested_auth_configs:  # and for the credential (redacted: the journal is stored)
+        stored = {**stored, _AUTH_CONFIGS_KEY: dict(tool_context.actions.requested_auth_configs)}
     await journal.complete(ctx.invocation_id, journal_id, stored)
     if stopped:
         raise asyncio.CancelledError
@@ -251,16 +263,22 @@ async def _invoke_to_the_end(agent, tool, call, tool_context) -> tuple[Any, bool
 
 
 _CONFIRMATIONS_KEY = "agentq:requested_tool_confirmations"
+_AUTH_CONFIGS_KEY = "agentq:requested_auth_configs"
 
 
 def _reused(stored: dict[str, Any], tool_context: ToolContext) -> Any:
-    """A completed call's journaled answer, with the confirmation requests it made restored."""
+    """A completed call's journaled answer, with the confirmation and credential requests it made restored (the
+    invocation still parks on a reused credential request; its full config died with the process that ran the
+    tool, so it is not held for the API, whose sign-in link then says so)."""
     if stored == NO_RESPONSE:
         return None
     if _CONFIRMATIONS_KEY in stored:
         stored = dict(stored)
         for call_id, request in stored.pop(_CONFIRMATIONS_KEY).items():
             tool_context.actions.requested_tool_confirmations[call_id] = ToolConfirmation.model_validate(request)
+    if _AUTH_CONFIGS_KEY in stored:
+        stored = dict(stored)
+        tool_context.actions.requested_auth_configs.update(stored.pop(_AUTH_CONFIGS_KEY))
     return stored
 
 

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from google.genai import types
 
+from ..auth import requests as credential_requests
 from ..contexts import resume
 from ..contexts.callback_context import CallbackContext
 from ..contexts.run_config import StreamingMode
@@ -55,6 +56,7 @@ async def run_flow(agent: LlmAgent, ctx: InvocationContext) -> AsyncGenerator[Ev
                 yield event
             return
         if plan.kind == "run_calls":
+            await credential_requests.load_answers(ctx, plan.credentials)  # before the calls that asked run again
             last = None
             async for event in _answer_calls(agent, ctx, plan.calls, agent.tools_dict(), plan.confirmations):
                 last = event
@@ -68,6 +70,8 @@ async def run_flow(agent: LlmAgent, ctx: InvocationContext) -> AsyncGenerator[Ev
             last = event
             yield event
         if last is None or last.is_final_response() or last.partial or _handed_over(agent, last):
+            return
+        if ctx.end_invocation:  # a tool asked for the user's credential: the invocation parks on the request
             return
         if is_finish_task_terminal(last):
             return  # the task is done: its result goes to the agent that delegated it, not to this model

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Literal
 
 from google.genai import types
 
+from ..auth import requests as credential_requests
 from ..contexts import resume
 from ..events.tool_confirmation import REQUEST_CONFIRMATION_FUNCTION_CALL_NAME
 from . import agent_tool_pause, confirmation
@@ -15,6 +16,9 @@ if TYPE_CHECKING:
     from ..agents.llm_agent import LlmAgent
     from ..contexts.invocation_context import InvocationContext
     from ..events import Event
+
+
+_CLIENT_ANSWERED = {REQUEST_CONFIRMATION_FUNCTION_CALL_NAME, credential_requests.REQUEST_CREDENTIAL_FUNCTION_CALL_NAME}
 
 
 @dataclass(kw_only=True)
@@ -28,6 +32,9 @@ class ResumePlan:
     confirmations: dict = field(default_factory=dict)
     """For ``run_calls`` of calls a person just confirmed or rejected, or of AgentTool calls whose agent's
     calls a client just answered: see ``functions.Confirmations``."""
+    credentials: list = field(default_factory=list)
+    """For ``run_calls`` of calls that asked for a credential: the answered requests, whose credentials are
+    loaded into the run first (``runtime.auth.requests.AnsweredRequest``)."""
 
 
 def plan(agent: LlmAgent, ctx: InvocationContext) -> ResumePlan:
@@ -57,7 +64,7 @@ def plan(agent: LlmAgent, ctx: InvocationContext) -> ResumePlan:
         # calls only a client answers never run here: confirmation requests, a proxy event's (see agent_tool_pause)
         unanswered = [] if agent_tool_pause.is_proxy_event(last) else [
             call for call in last.get_function_calls()
-            if call.id not in answered and call.name != REQUEST_CONFIRMATION_FUNCTION_CALL_NAME]
+            if call.id not in answered and call.name not in _CLIENT_ANSWERED]
         if unanswered:
             return ResumePlan(kind="run_calls", calls=unanswered)
         return ResumePlan(kind="paused" if ctx.is_paused() else "call_model")
@@ -67,9 +74,13 @@ def plan(agent: LlmAgent, ctx: InvocationContext) -> ResumePlan:
         # an AgentTool call whose agent's calls this message answers runs again (journaled once per message)
         for call_id, call in agent_tool_pause.answered(mine, last).items():
             confirmations[call_id] = (call, None, last.id)
+        # a call that asked for a credential runs again once its request is answered (journaled per answer)
+        credentials, asking = credential_requests.answered(own, last)
+        for call_id, call in asking.items():
+            confirmations.setdefault(call_id, (call, None, credentials[0].request_id))
         if confirmations:
             return ResumePlan(kind="run_calls", calls=[call for call, _, _ in confirmations.values()],
-                              confirmations=confirmations)
+                              confirmations=confirmations, credentials=credentials)
     if last.get_function_responses():
         if last.author == agent.name and last.actions.skip_summarization:
             return ResumePlan(kind="finished")

@@ -43,6 +43,7 @@ EXPECTED: dict[str, set[str]] = {
     f"GET {USER}/invocations": R | A,
     "POST /invocations/{invocation_id}/function-responses": A,
     "POST /invocations/{invocation_id}/cancel": OP,
+    "GET /invocations/{invocation_id}/oauth/{call_id}/authorize": A, "GET /oauth/callback": NONE,
     "GET /inbox": R | A, "GET /inbox/events": R | A,
     "GET /ops/summary": OP,
     "GET /webhooks/dead-letters": R | OP, "POST /webhooks/dead-letters/{delivery_id}/redeliver": OP,

@@ -5,6 +5,7 @@ Bottom to top (a module may import from its own layer and the layers below it, n
 1. foundations: ``runtime`` itself, ``ids`` (every id agentq makes), ``errors``, ``statuses``, ``_lent``, ``_sync``
 2. ``models``: the BaseLlm seam and its request/response (an Event is an LlmResponse)
 3. ``events``
+3b. ``auth``: credentials a tool asks its user for (OAuth 2), the credential services, ``adk_request_credential``
 4. storage: ``sessions``, ``artifacts``, ``tracing``, ``redis_store`` (the Redis store and the services on it)
 5. ``plugins`` (the contexts carry the Runner's PluginManager)
 6. ``contexts``: InvocationContext, ReadonlyContext, CallbackContext, ToolContext, RunConfig and the helpers
@@ -34,6 +35,7 @@ LAYERS = [
     ["runtime", "runtime.ids", "runtime.errors", "runtime.statuses", "runtime._lent", "runtime._sync"],
     ["runtime.models"],
     ["runtime.events"],
+    ["runtime.auth"],
     ["runtime.sessions", "runtime.artifacts", "runtime.tracing", "runtime.redis_store"],
     ["runtime.plugins"],
     ["runtime.contexts"],

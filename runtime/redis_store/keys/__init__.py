@@ -14,6 +14,11 @@ from .artifacts import (
     artifact_index,
     artifact_versions,
 )
+from .credentials import (
+    credential_request,
+    oauth_state,
+    user_credential,
+)
 from .invocations import (
     INBOX_CHANGES_MAXLEN,
     app_audit,
@@ -100,6 +105,9 @@ __all__ = [
     "session_expiries",
     "artifact_versions",
     "artifact_index",
+    "user_credential",
+    "credential_request",
+    "oauth_state",
     "shards",
     "invocation",
     "user_invocations",

@@ -1,0 +1,83 @@
+"""OAuth 2 sign-in for tools that asked for a user's credential (``adk_request_credential`` calls).
+
+``GET /invocations/{id}/oauth/{call_id}/authorize`` sends the caller to the provider (302; state and PKCE made
+and kept by ``worker.credentials.OAuthAuthorizations``). ``GET /oauth/callback`` is where the provider sends
+the user back: the code is exchanged, the credential stored encrypted, the call answered with
+``{"authorized": true}`` (no token), and a short page says so. The callback needs no API key: the single-use
+``state`` is what authorizes it. Both answer 503 unless ``AGENTQ_CREDENTIAL_KEY`` is set.
+"""
+
+from __future__ import annotations
+
+import html
+import os
+
+from fastapi import APIRouter, Depends, HTTPException, Request
+from fastapi.responses import HTMLResponse, RedirectResponse
+
+from runtime.auth.sealing import GENERATE_HINT, KEY_VARIABLE
+from runtime.errors import CredentialError
+
+from ..auth import Caller
+from ..deps import Services, get_caller, get_services, get_settings
+from ..settings import ApiSettings
+from .invocations import actor_of, queue_of, visible_record
+
+router = APIRouter(tags=["oauth"])
+
+REDIRECT_URL_VARIABLE = "AGENTQ_OAUTH_REDIRECT_URL"
+"""The callback URL registered with the providers (default: this API's own ``/oauth/callback``, as the request
+that starts the sign-in reached it)."""
+
+
+def _authorizations(request: Request, services: Services):
+    """The flow of this API (made on first use), or 503 naming the variable to set."""
+    from worker.credentials import OAuthAuthorizations
+
+    flow = getattr(request.app.state, "oauth", None)
+    if flow is None:
+        try:
+            flow = OAuthAuthorizations.from_env(queue_of(services))
+        except CredentialError as exc:  # a malformed key is the deployment's fault, not the caller's
+            raise HTTPException(503, str(exc)) from None
+        if flow is None:
+            raise HTTPException(503, f"OAuth sign-in is not configured: set {KEY_VARIABLE} on the API and the "
+                                     f"workers (make a key with {GENERATE_HINT})")
+        request.app.state.oauth = flow
+    return flow
+
+
+@router.get("/invocations/{invocation_id}/oauth/{call_id}/authorize")
+async def authorize(
+    invocation_id: str,
+    call_id: str,
+    request: Request,
+    caller: Caller = Depends(get_caller),
+    settings: ApiSettings = Depends(get_settings),
+    services: Services = Depends(get_services),
+) -> RedirectResponse:
+    """302 to the provider's consent page for the pending credential request ``call_id``. 409: not pending;
+    400: its auth config expired or names no authorization-code flow."""
+    flow = _authorizations(request, services)
+    record = await visible_record(services, settings, caller, invocation_id)
+    redirect_uri = os.environ.get(REDIRECT_URL_VARIABLE) or str(request.url_for("oauth_callback"))
+    url = await flow.start(record, call_id, redirect_uri, actor_of(caller))
+    return RedirectResponse(url, status_code=302, headers={"Cache-Control": "no-store"})
+
+
+@router.get("/oauth/callback", name="oauth_callback", response_class=HTMLResponse)
+async def callback(
+    request: Request,
+    state: str = "",
+    code: str | None = None,
+    error: str | None = None,
+    error_description: str | None = None,
+    services: Services = Depends(get_services),
+) -> HTMLResponse:
+    """Where the provider sends the user back. 400 for an unknown, used or expired state, a provider's error
+    (``error=access_denied``) or a failed code exchange; nothing is stored then."""
+    flow = _authorizations(request, services)
+    record = await flow.finish(state, code, error, error_description)
+    page = (f"<!doctype html><title>Signed in</title><p>Signed in. Invocation <code>{html.escape(record.id)}</code>"
+            " continues; you may close this page.</p>")
+    return HTMLResponse(page, headers={"Cache-Control": "no-store"})
