@@ -144,7 +144,8 @@ class WorkerHost:
             delay = period
 
     async def _heartbeat(self) -> None:
-        entries = [(i, entry) for i, entry in self.executor.active.items() if not entry[0].settling]
+        entries = [(i, entry) for i, entry in self.executor.active.items()
+                   if not entry[0].settling and not entry[0].in_child]
         held = await lease.heartbeat(self.store, [claim for _, (claim, _) in entries], self.config.lease_ttl_s)
         for (invocation_id, _), ok in zip(entries, held, strict=True):
             if not ok:

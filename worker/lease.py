@@ -52,6 +52,8 @@ class Claim:
     """Set while the settle script runs: its own lease deletion must not read as a lost lease."""
     interrupted: bool = False
     """True when the previous holder never settled (died, or handed back): history decides what is left to do."""
+    in_child: bool = False
+    """True once a quarantine process runs it (worker.quarantine): that process heartbeats and settles it."""
     evidence: CrashEvidence = field(default_factory=CrashEvidence)
     """Earlier runs of the invocation that ended with their process gone (worker.attempts)."""
 

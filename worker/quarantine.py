@@ -5,13 +5,14 @@ on; and when the invocation kills it, the worker that forked it survives, sees h
 code) and charges the crash. Nothing else ran in that process, so the crash is the invocation's doing.
 
 Who does what:
-- the worker holds the claim: it keeps heartbeating the lease (so the claim never lapses while the child starts),
+- the worker claims the invocation and heartbeats its lease until a quarantine slot is free; then it forks,
   waits for the child's exit on a pidfd, and after a crash hands the invocation back with the crash charged
   (``RELEASE``); the next claim runs it alone again, or fails it once ``AGENTQ_MAX_ATTEMPTS`` crashes are charged;
 - the child builds its own event loop, Redis connections, Celery app and runners (a socket inherited from the
   worker is never used: both processes would read its replies) and runs the claim as ``Executor.run_claim``
-  does in a worker: the same fence on every commit, its own tool journal records, its own settle. It exits 0
-  whatever the outcome of the run, so any other ending is a crash;
+  does in a worker: the same fence on every commit, its own tool journal records, its own heartbeats and settle
+  (so the heartbeat's lease bookkeeping and the settle that clears it stay in order on one connection). It exits
+  0 whatever the outcome of the run, so any other ending is a crash;
 - a graceful shutdown forwards SIGTERM: the child hands the invocation back at its next event (nothing charged);
 - when the worker dies the child notices (its parent changes) and hands the invocation back: the worker's death
   was not this invocation's doing.
@@ -45,6 +46,7 @@ SLOTS = 8
 """Quarantine processes one worker runs at once; further isolated runs wait for one, holding their lease."""
 
 PARENT_CHECK_S = 0.5
+HEARTBEAT_S = 1.0
 CHILD_DRAIN_S = 8.0
 """On SIGTERM the child stops at its next event, or is cut off after this (within the worker's own drain)."""
 LOST_GRACE_S = 2.0
@@ -82,6 +84,7 @@ class Quarantine:
             if executor.draining:
                 await lease.hand_back(executor.store, claim)
                 return
+            claim.in_child = True  # from here on the child heartbeats it (worker.host skips it)
             pid = self._fork(executor, claim)
             pidfd = os.pidfd_open(pid)
             self.children[invocation_id] = pid
@@ -120,7 +123,10 @@ class Quarantine:
         try:
             for signum in _CELERY_SIGNALS:  # the inherited handlers are Celery's, for the worker's main thread
                 signal.signal(signum, signal.SIG_DFL)
-            asyncio.run(self._child_run(executor, claim, parent))
+            # A loop of its own; left unclosed, since the process exits right after (and sooner without teardown).
+            loop = asyncio.new_event_loop()
+            asyncio.set_event_loop(loop)
+            loop.run_until_complete(self._child_run(executor, claim, parent))
         except SystemExit as exc:  # the agent's code asked the process to exit: that ends the run like a crash
             code = exc.code if isinstance(exc.code, int) else 1
         except BaseException:
@@ -140,6 +146,8 @@ class Quarantine:
         store.remember(claim.record.id, claim.where)
         executor = Executor(store, self.make_runners(store), parent_executor.config)
         task = asyncio.create_task(executor.run_claim(claim), name=claim.record.id)
+        executor.active[claim.record.id] = (claim, task)
+        beats = asyncio.create_task(_heartbeat(executor, claim))
         loop = asyncio.get_running_loop()
 
         def drain() -> None:  # graceful shutdown of the worker: hand back at the next event, or cut off later
@@ -154,9 +162,24 @@ class Quarantine:
                             claim.record.id, os.getpid())
                 task.cancel()
                 await asyncio.wait({task})
+        beats.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             task.result()
-        await store.aclose()
+
+
+async def _heartbeat(executor: Executor, claim: Claim) -> None:
+    """Keep the child's lease (as ``worker.host`` does for a worker's claims); stop the run once it is lost."""
+    while True:
+        await asyncio.sleep(HEARTBEAT_S)
+        if claim.settling:
+            continue
+        try:
+            held = await lease.heartbeat(executor.store, [claim], executor.config.lease_ttl_s)
+        except Exception as exc:  # Redis away for a moment: the run rides it out or hands back (worker.recovery)
+            log.warning("invocation %s: heartbeat failed: %s: %s", claim.record.id, type(exc).__name__, exc)
+            continue
+        if not held[0]:
+            executor.lease_lost(claim.record.id)
 
 
 def describe_exit(code: int) -> str:
