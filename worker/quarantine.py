@@ -8,11 +8,8 @@ Who does what:
 - the worker claims the invocation and heartbeats its lease until a quarantine slot is free; then it forks,
   waits for the child's exit on a pidfd, and after a crash hands the invocation back with the crash charged
   (``RELEASE``); the next claim runs it alone again, or fails it once ``AGENTQ_MAX_ATTEMPTS`` crashes are charged;
-- the child builds its own event loop, Redis connections, Celery app and runners (a socket inherited from the
-  worker is never used: both processes would read its replies) and runs the claim as ``Executor.run_claim``
-  does in a worker: the same fence on every commit, its own tool journal records, its own heartbeats and settle
-  (so the heartbeat's lease bookkeeping and the settle that clears it stay in order on one connection). It exits
-  0 whatever the outcome of the run, so any other ending is a crash;
+- the child (``worker.quarantine_child``) runs the claim with its own loop and connections, heartbeats and
+  settles it, and exits 0 whatever the outcome of the run, so any other ending is a crash;
 - a graceful shutdown forwards SIGTERM: the child hands the invocation back at its next event (nothing charged);
 - when the worker dies the child notices (its parent changes) and hands the invocation back: the worker's death
   was not this invocation's doing.
@@ -25,9 +22,8 @@ import contextlib
 import logging
 import os
 import signal
-import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING
 
 from . import lease
 from .lease import Claim
@@ -45,15 +41,9 @@ charged. Every exit code but 0 and this one, and every signal, is a crash."""
 SLOTS = 8
 """Quarantine processes one worker runs at once; further isolated runs wait for one, holding their lease."""
 
-PARENT_CHECK_S = 0.5
-HEARTBEAT_S = 1.0
-CHILD_DRAIN_S = 8.0
-"""On SIGTERM the child stops at its next event, or is cut off after this (within the worker's own drain)."""
 LOST_GRACE_S = 2.0
 """When the worker finds the lease gone (the child settled, or it was taken over) it gives the child this long to
 exit on its own before killing it (a fenced-out child writes nothing anyway)."""
-
-_CELERY_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGQUIT, signal.SIGHUP, signal.SIGUSR1)
 
 
 class Quarantine:
@@ -85,8 +75,14 @@ class Quarantine:
                 await lease.hand_back(executor.store, claim)
                 return
             claim.in_child = True  # from here on the child heartbeats it (worker.host skips it)
-            pid = self._fork(executor, claim)
-            pidfd = os.pidfd_open(pid)
+            try:
+                pid = self._fork(executor, claim)
+            except OSError as exc:  # no process to spare (EAGAIN, ENOMEM): run it here rather than never
+                claim.in_child = False
+                log.error("invocation %s: no quarantine process (%s); running it in the worker", invocation_id, exc)
+                await executor.run_claim(claim)
+                return
+            pidfd = _pidfd(pid)
             self.children[invocation_id] = pid
             log.info("invocation %s: running alone in quarantine process %d (%s)", invocation_id, pid,
                      ", ".join(crash.describe() for crash in claim.evidence.log[-3:]))
@@ -98,12 +94,13 @@ class Quarantine:
                 raise
             finally:
                 self.children.pop(invocation_id, None)
-            os.close(pidfd)
+            _close(pidfd)
         code = os.waitstatus_to_exitcode(status)
         if code == 0:
             return
-        if code == EXIT_GAVE_UP:
-            log.warning("invocation %s: quarantine process %d gave up; handing it back", invocation_id, pid)
+        if code == EXIT_GAVE_UP or executor.draining:  # neither is the invocation's doing
+            log.warning("invocation %s: quarantine process %d ended (%s) %s; handing it back", invocation_id, pid,
+                        describe_exit(code), "while the worker shuts down" if executor.draining else "giving up")
             await lease.hand_back(executor.store, claim)
             return
         ended = describe_exit(code)
@@ -111,75 +108,21 @@ class Quarantine:
         await lease.hand_back(executor.store, claim, worker=executor.config.worker_name, crash_exit=ended)
 
     def _fork(self, executor: Executor, claim: Claim) -> int:
-        """Fork; in the child, run the claim and exit (this never returns there)."""
+        """Fork; in the child, run the claim and exit (this never returns there).
+
+        SIGTERM is blocked across the fork: a shutdown that reached the child before it could hand back would
+        otherwise kill it, and that would read as a crash. The child unblocks it once it handles it."""
         parent = os.getpid()
-        pid = os.fork()
-        if pid == 0:
-            self._child(executor, claim, parent)
-        return pid
-
-    def _child(self, executor: Executor, claim: Claim, parent: int) -> NoReturn:
-        code = 0
+        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})  # (this thread's mask only)
         try:
-            for signum in _CELERY_SIGNALS:  # the inherited handlers are Celery's, for the worker's main thread
-                signal.signal(signum, signal.SIG_DFL)
-            # A loop of its own; left unclosed, since the process exits right after (and sooner without teardown).
-            loop = asyncio.new_event_loop()
-            asyncio.set_event_loop(loop)
-            loop.run_until_complete(self._child_run(executor, claim, parent))
-        except SystemExit as exc:  # the agent's code asked the process to exit: that ends the run like a crash
-            code = exc.code if isinstance(exc.code, int) else 1
-        except BaseException:
-            log.exception("invocation %s: quarantine process failed", claim.record.id)
-            code = EXIT_GAVE_UP
+            pid = os.fork()
+            if pid == 0:
+                from .quarantine_child import run_child
+
+                run_child(self, executor, claim, parent)
         finally:
-            with contextlib.suppress(Exception):
-                sys.stdout.flush()
-                sys.stderr.flush()
-            os._exit(code)
-
-    async def _child_run(self, parent_executor: Executor, claim: Claim, parent: int) -> None:
-        from .executor import Executor
-
-        old = self.parent_store
-        store = InvocationStore(old.redis_url, retention=old.retention, webhooks=old.webhooks)
-        store.remember(claim.record.id, claim.where)
-        executor = Executor(store, self.make_runners(store), parent_executor.config)
-        task = asyncio.create_task(executor.run_claim(claim), name=claim.record.id)
-        executor.active[claim.record.id] = (claim, task)
-        beats = asyncio.create_task(_heartbeat(executor, claim))
-        loop = asyncio.get_running_loop()
-
-        def drain() -> None:  # graceful shutdown of the worker: hand back at the next event, or cut off later
-            executor.draining = True
-            loop.call_later(CHILD_DRAIN_S, task.cancel)
-
-        loop.add_signal_handler(signal.SIGTERM, drain)
-        while not task.done():
-            await asyncio.wait({task}, timeout=PARENT_CHECK_S)
-            if not task.done() and os.getppid() != parent:
-                log.warning("invocation %s: the worker that forked quarantine process %d is gone; handing it back",
-                            claim.record.id, os.getpid())
-                task.cancel()
-                await asyncio.wait({task})
-        beats.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            task.result()
-
-
-async def _heartbeat(executor: Executor, claim: Claim) -> None:
-    """Keep the child's lease (as ``worker.host`` does for a worker's claims); stop the run once it is lost."""
-    while True:
-        await asyncio.sleep(HEARTBEAT_S)
-        if claim.settling:
-            continue
-        try:
-            held = await lease.heartbeat(executor.store, [claim], executor.config.lease_ttl_s)
-        except Exception as exc:  # Redis away for a moment: the run rides it out or hands back (worker.recovery)
-            log.warning("invocation %s: heartbeat failed: %s: %s", claim.record.id, type(exc).__name__, exc)
-            continue
-        if not held[0]:
-            executor.lease_lost(claim.record.id)
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+        return pid
 
 
 def describe_exit(code: int) -> str:
@@ -192,8 +135,23 @@ def describe_exit(code: int) -> str:
     return f"exit code {code}"
 
 
-async def _exit_status(pid: int, pidfd: int) -> int:
+def _pidfd(pid: int) -> int | None:
+    """A file descriptor that becomes readable when the process exits (Linux 5.3+); None elsewhere."""
+    try:
+        return os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        return None
+
+
+def _close(pidfd: int | None) -> None:
+    if pidfd is not None:
+        os.close(pidfd)
+
+
+async def _exit_status(pid: int, pidfd: int | None) -> int:
     """Wait (without blocking the loop) until the process exits; its wait status, reaped."""
+    if pidfd is None:  # no pidfd: a thread waits instead
+        return (await asyncio.to_thread(os.waitpid, pid, 0))[1]
     loop = asyncio.get_running_loop()
     exited = loop.create_future()
     loop.add_reader(pidfd, lambda: exited.done() or exited.set_result(None))
@@ -204,7 +162,7 @@ async def _exit_status(pid: int, pidfd: int) -> int:
     return os.waitpid(pid, 0)[1]
 
 
-async def _stop(pid: int, pidfd: int, *, grace: float) -> None:
+async def _stop(pid: int, pidfd: int | None, *, grace: float) -> None:
     """Give the process ``grace`` seconds to exit, then SIGKILL it; reap it either way and close its pidfd."""
     try:
         if grace:
@@ -216,4 +174,4 @@ async def _stop(pid: int, pidfd: int, *, grace: float) -> None:
         with contextlib.suppress(TimeoutError, ChildProcessError):
             await asyncio.wait_for(_exit_status(pid, pidfd), 5.0)
     finally:
-        os.close(pidfd)
+        _close(pidfd)
