@@ -16,6 +16,7 @@ PARTS = {
     "runtime": ["bench.runtime_bench", "--adk"],
     "store": ["bench.store_bench", "--adk"],
     "worker": ["bench.worker_bench"],
+    "quarantine": ["bench.quarantine_bench"],
     "workflow": ["bench.workflow_bench"],
     "api": ["bench.api_bench"],
     "inbox": ["bench.inbox_bench"],

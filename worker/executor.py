@@ -9,7 +9,7 @@ import asyncio
 import logging
 import random
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from google.genai import types
 
@@ -25,6 +25,9 @@ from .codec import decode_record, response_field_names
 from .lease import Claim
 from .outcome import final_status, is_said, last_said, pending_call
 from .store import InvocationStore
+
+if TYPE_CHECKING:
+    from .quarantine import Quarantine
 
 log = logging.getLogger("agentq.worker")
 
@@ -45,7 +48,9 @@ class ExecutorConfig:
     retry_base_s: float = 0.2
     retry_max_s: float = 10.0
     max_attempts: int = field(default_factory=attempts.max_attempts_from_env)
-    """Runs of one invocation that may end with their worker process gone before it fails (worker.attempts)."""
+    """Crashes of an invocation running alone in a quarantine process before it fails (worker.attempts)."""
+    quarantine_after: int = field(default_factory=attempts.quarantine_after_from_env)
+    """Worker deaths an invocation may be suspected of before it runs alone (worker.attempts)."""
 
 
 class LeaseLost(Exception):
@@ -59,10 +64,14 @@ class HandBack(Exception):
 class Executor:
     """Claims invocations and runs each in its own asyncio task."""
 
-    def __init__(self, store: InvocationStore, runners: dict[str, Any], config: ExecutorConfig):
+    def __init__(self, store: InvocationStore, runners: dict[str, Any], config: ExecutorConfig,
+                 quarantine: Quarantine | None = None):
+        """``quarantine``: where suspected invocations run alone (worker.quarantine); without one (an executor
+        inside a quarantine process, or in a test) every invocation runs here."""
         self.store = store
         self.runners = runners
         self.config = config
+        self.quarantine = quarantine
         self.active: dict[str, tuple[Claim, asyncio.Task]] = {}
         self._slots = asyncio.Semaphore(config.max_in_flight)
         self._lost: set[str] = set()
@@ -103,6 +112,16 @@ class Executor:
         self._slots.release()
         self.on_release()
 
+    def begin_drain(self) -> None:
+        """Shutting down: running invocations are handed back at their next event, quarantined ones too."""
+        self.draining = True
+        if self.quarantine is not None:
+            self.quarantine.stop_all()
+
+    def is_lost(self, invocation_id: str) -> bool:
+        """True once ``lease_lost`` stopped the invocation (its lease is gone: settled elsewhere or taken over)."""
+        return invocation_id in self._lost
+
     def lease_lost(self, invocation_id: str) -> None:
         """Stop an invocation whose lease is gone; it writes nothing more."""
         entry = self.active.get(invocation_id)
@@ -112,14 +131,34 @@ class Executor:
             entry[1].cancel()
 
     async def _drive(self, claim: Claim) -> None:
+        """Fail a poison invocation, run a suspected one alone, and any other here (worker.attempts)."""
         record = claim.record
-        current_fence.set(claim.fence)
-        log.info("invocation %s: running (attempt %d)", record.id, record.attempts)
-        poisoned = attempts.poison_failure(record.id, claim.cut_off_runs, self.config.max_attempts)
+        poisoned = attempts.poison_failure(record.id, claim.evidence, self.config.max_attempts)
         if poisoned is not None:
             log.error("invocation %s: failed: %s", record.id, poisoned["error"]["message"])
             await self._settle(claim, "failed", poisoned)
-            return
+        elif self.quarantine is not None and attempts.should_isolate(claim.evidence, self.config.quarantine_after):
+            await self._run_isolated(claim, self.quarantine)
+        else:
+            await self.run_claim(claim)
+
+    async def _run_isolated(self, claim: Claim, quarantine: Quarantine) -> None:
+        try:
+            await quarantine.run(self, claim)
+        except asyncio.CancelledError:
+            if not self.is_lost(claim.record.id):  # shutting down: the quarantine process was stopped
+                await asyncio.shield(lease.hand_back(self.store, claim))
+            raise
+        except Exception as exc:
+            if not is_store_unavailable(exc):
+                raise
+            await recovery.hand_back_when_reachable(self.store, claim, exc)
+
+    async def run_claim(self, claim: Claim) -> None:
+        """Run a claimed invocation in this process until it settles, is handed back or loses its lease."""
+        record = claim.record
+        current_fence.set(claim.fence)
+        log.info("invocation %s: running (attempt %d)", record.id, record.attempts)
         try:
             runner = self.runners.get(record.app_name)
             if runner is None:

@@ -18,6 +18,7 @@ from .apps import load_apps, parse_specs
 from .executor import Executor, ExecutorConfig
 from .loop import LoopThread
 from .process_tuning import tune_worker_process
+from .quarantine import Quarantine
 from .reaper import reap_once
 from .recovery import Reachability
 from .store import InvocationStore, Where
@@ -66,26 +67,8 @@ class WorkerHost:
         log.info("worker %s serving apps %s", self.config.worker_name, sorted(apps))
 
     async def _build(self) -> Executor:
-        from runtime.artifacts.redis_artifact_service import RedisArtifactService
-        from runtime.runners import Runner
-        from runtime.tracing import RedisSpanStore
-
-        from .conformance import replay_plugins
-        from .credentials import credential_service_from_env
-        from .journal import RedisToolJournal
-
-        journal = RedisToolJournal(self.store)
-        artifacts = RedisArtifactService(self.redis_url)
-        spans = RedisSpanStore(self.redis_url, ttl_s=self.store.retention.settled_s)  # the trace view's spans
-        runners = {
-            name: Runner(app_name=name, agent=app.root_agent, session_service=self.store.session_service,
-                         artifact_service=artifacts, tool_journal=journal,
-                         credential_service=credential_service_from_env(lambda: self.store.redis),
-                         plugins=[*app.plugins, *replay_plugins()],
-                         events_compaction_config=app.events_compaction_config, span_store=spans)
-            for name, app in self.apps.items()
-        }
-        return Executor(self.store, runners, self.config)
+        quarantine = Quarantine(self.store, lambda store: build_runners(store, self.apps))
+        return Executor(self.store, build_runners(self.store, self.apps), self.config, quarantine)
 
     def run_job(self, invocation_id: str, where: list[str] | None = None) -> str:
         """Hand an invocation to the loop (called on a Celery pool thread).
@@ -159,7 +142,8 @@ class WorkerHost:
             delay = period
 
     async def _heartbeat(self) -> None:
-        entries = [(i, entry) for i, entry in self.executor.active.items() if not entry[0].settling]
+        entries = [(i, entry) for i, entry in self.executor.active.items()
+                   if not entry[0].settling and not entry[0].in_child]
         held = await lease.heartbeat(self.store, [claim for _, (claim, _) in entries], self.config.lease_ttl_s)
         for (invocation_id, _), ok in zip(entries, held, strict=True):
             if not ok:
@@ -176,7 +160,7 @@ class WorkerHost:
         """
 
         async def drain() -> None:
-            self.executor.draining = True
+            self.executor.begin_drain()
             tasks = [task for _, task in self.executor.active.values()]
             if tasks:
                 _, late = await asyncio.wait(tasks, timeout=grace)
@@ -191,6 +175,30 @@ class WorkerHost:
         with contextlib.suppress(Exception):
             self.loop.submit(drain()).result(grace + 10)
         self.loop.stop()
+
+
+def build_runners(store: InvocationStore, apps: dict) -> dict:
+    """A Runner per app on ``store``'s session service, with the Redis artifact service, tool journal and span
+    store (built on the loop that will use them)."""
+    from runtime.artifacts.redis_artifact_service import RedisArtifactService
+    from runtime.runners import Runner
+    from runtime.tracing import RedisSpanStore
+
+    from .conformance import replay_plugins
+    from .credentials import credential_service_from_env
+    from .journal import RedisToolJournal
+
+    journal = RedisToolJournal(store)
+    artifacts = RedisArtifactService(store.redis_url)
+    spans = RedisSpanStore(store.redis_url, ttl_s=store.retention.settled_s)  # the trace view's spans
+    return {
+        name: Runner(app_name=name, agent=app.root_agent, session_service=store.session_service,
+                     artifact_service=artifacts, tool_journal=journal,
+                     credential_service=credential_service_from_env(lambda: store.redis),
+                     plugins=[*app.plugins, *replay_plugins()],
+                     events_compaction_config=app.events_compaction_config, span_store=spans)
+        for name, app in apps.items()
+    }
 
 
 def _log_failure(task: asyncio.Task) -> None:

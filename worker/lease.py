@@ -23,6 +23,7 @@ from runtime.redis_store.scripts import (
     SETTLE,
 )
 
+from .attempts import CrashEvidence
 from .codec import decode_record, dumps, encode_fields, pending_json
 from .record import InvocationRecord, PendingCall
 from .store import InvocationStore, Where, status_data
@@ -51,8 +52,10 @@ class Claim:
     """Set while the settle script runs: its own lease deletion must not read as a lost lease."""
     interrupted: bool = False
     """True when the previous holder never settled (died, or handed back): history decides what is left to do."""
-    cut_off_runs: int = 0
-    """How many earlier runs of the invocation ended with their worker gone (not handed back): worker.attempts."""
+    in_child: bool = False
+    """True once a quarantine process runs it (worker.quarantine): that process heartbeats and settles it."""
+    evidence: CrashEvidence = field(default_factory=CrashEvidence)
+    """Earlier runs of the invocation that ended with their process gone (worker.attempts)."""
 
     @property
     def fence(self) -> int:
@@ -80,7 +83,7 @@ async def acquire(
     return Claim(
         record=decode_record(fields), where=where, token=reply[1],
         response_fields=sorted(name for name in fields if name.startswith("r:")),
-        interrupted=reply[3] == "running", cut_off_runs=int(fields.get("interrupted", 0)),
+        interrupted=reply[3] == "running", evidence=CrashEvidence.from_fields(fields),
     )
 
 
@@ -172,13 +175,16 @@ async def settle(
     return "ok", reply[1]
 
 
-async def hand_back(store: InvocationStore, claim: Claim) -> bool:
+async def hand_back(store: InvocationStore, claim: Claim, *, worker: str = "", crash_exit: str = "") -> bool:
     """Give the lease up without settling (graceful shutdown, lost connection) and re-send the run job for another
-    worker; False when someone else holds the session by now (it is theirs to finish)."""
+    worker; False when someone else holds the session by now (it is theirs to finish).
+
+    ``crash_exit``: how the quarantine process running the invocation alone under ``worker`` ended; the crash is
+    charged in the same step (worker.attempts)."""
     claim.settling = True  # its own lease deletion must not read as a lost lease (and cancel the rest of this)
     record_key = store.record_key(claim.record.id, claim.where)
     if not await RELEASE(store.mux, lease=_lease(claim), record=record_key, token=claim.token,
-                         invocation_id=claim.record.id):
+                         invocation_id=claim.record.id, worker=worker, now=time.time(), crash_exit=crash_exit):
         return False
     await store.mux.execute_command("ZREM", keys.lease_expiries(store.shard(claim.where)), claim.record.id)
     await store.dispatch_next(claim.record.id)

@@ -3,7 +3,8 @@
 ``poison``: its (idempotent, so re-run on resume) tool kills the worker process running it (``os._exit`` on the first run, SIGKILL after), the way
 a segfault or the OOM killer would. ``steps``: a few tool calls with a little model latency, so a batch keeps
 commits, claims and settles in flight the whole time. ``logged_steps``: the same, with a (not idempotent) tool
-that notes every run of itself in a file, to count tool runs across a Redis failover.
+that notes every run of itself in a file, to count tool runs across a Redis failover (and ``storm``, the same
+slower, across worker kills).
 """
 
 from __future__ import annotations
@@ -91,5 +92,10 @@ def logged_step(n: int, tool_context: ToolContext) -> dict:
 logged_steps_app = App(name="logged_steps", root_agent=LlmAgent(
     name="logger", model=ScriptedLlm(responder=_stepper("logged_step"), latency=0.2), tools=[FunctionTool(logged_step)]))
 
+storm_app = App(name="storm", root_agent=LlmAgent(
+    name="weathering", model=ScriptedLlm(responder=_stepper("logged_step"), latency=0.5),
+    tools=[FunctionTool(logged_step)]))
+"""``logged_steps`` at 0.5 s a model turn (about 3 s an invocation): long enough for a kill storm to cut many off."""
+
 APPS = ("tests.worker.chaos_apps:poison_app,tests.worker.chaos_apps:steps_app,"
-        "tests.worker.chaos_apps:logged_steps_app")
+        "tests.worker.chaos_apps:logged_steps_app,tests.worker.chaos_apps:storm_app")
