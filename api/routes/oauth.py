@@ -4,7 +4,7 @@
 and kept by ``worker.credentials.OAuthAuthorizations``). ``GET /oauth/callback`` is where the provider sends
 the user back: the code is exchanged, the credential stored encrypted, the call answered with
 ``{"authorized": true}`` (no token), and a short page says so. The callback needs no API key: the single-use
-``state`` is what authorizes it. Both answer 503 unless ``AGENTQ_CREDENTIAL_KEY`` is set.
+``state`` is what authorizes it. Both answer 404 while ``AGENTQ_CREDENTIAL_KEY`` is unset (503 if malformed).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from fastapi import APIRouter, Depends, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 
 from runtime.auth.sealing import GENERATE_HINT, KEY_VARIABLE
-from runtime.errors import CredentialError
+from runtime.errors import CredentialError, NotFoundError
 
 from ..auth import Caller
 from ..deps import Services, get_caller, get_services, get_settings
@@ -30,8 +30,13 @@ REDIRECT_URL_VARIABLE = "AGENTQ_OAUTH_REDIRECT_URL"
 that starts the sign-in reached it)."""
 
 
+class OAuthNotConfiguredError(NotFoundError):
+    """Raised (answered 404) when ``AGENTQ_CREDENTIAL_KEY`` is unset: this server offers no OAuth sign-in."""
+
+
 def _authorizations(request: Request, services: Services):
-    """The flow of this API (made on first use), or 503 naming the variable to set."""
+    """The flow of this API (made on first use); 404 naming the variable to set when it is unset, 503 when the
+    key is malformed (the deployment's fault)."""
     from worker.credentials import OAuthAuthorizations
 
     flow = getattr(request.app.state, "oauth", None)
@@ -40,9 +45,9 @@ def _authorizations(request: Request, services: Services):
             flow = OAuthAuthorizations.from_env(queue_of(services))
         except CredentialError as exc:  # a malformed key is the deployment's fault, not the caller's
             raise HTTPException(503, str(exc)) from None
-        if flow is None:
-            raise HTTPException(503, f"OAuth sign-in is not configured: set {KEY_VARIABLE} on the API and the "
-                                     f"workers (make a key with {GENERATE_HINT})")
+        if flow is None:  # a feature this server does not offer, as an unserved ADK dev-server route is
+            raise OAuthNotConfiguredError(f"OAuth sign-in is not configured: set {KEY_VARIABLE} on the API and "
+                                          f"the workers (make a key with {GENERATE_HINT})")
         request.app.state.oauth = flow
     return flow
 

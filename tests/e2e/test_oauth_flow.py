@@ -339,7 +339,7 @@ async def test_a_refused_consent_a_forged_state_and_an_unknown_call_are_clear_4x
 
 
 @pytest.mark.parametrize("key", [None, "not-a-fernet-key"])
-async def test_the_sign_in_routes_answer_503_naming_the_key_when_it_is_missing_or_malformed(
+async def test_the_sign_in_routes_answer_404_when_the_key_is_missing_and_503_when_malformed_naming_it(
         oauth_stack, monkeypatch, key):
     from api.app import create_app
     from api.deps import Services
@@ -361,5 +361,5 @@ async def test_the_sign_in_routes_answer_503_naming_the_key_when_it_is_missing_o
     finally:
         await queue.aclose()
     for answer in answers:
-        assert answer.status_code == 503
+        assert answer.status_code == (404 if key is None else 503)
         assert "AGENTQ_CREDENTIAL_KEY" in answer.json()["detail"] and "Fernet.generate_key" in answer.json()["detail"]
