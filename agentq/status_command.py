@@ -27,13 +27,14 @@ async def summary(redis_url: str) -> dict[str, Any]:
     async with AgentqClient(redis_url, reads_only=True) as client:
         workers = await client.ops.alive_workers()
         counts, sampled = await client.ops.status_counts()
-        depth = await client.ops.queue_depth()
+        depths = await client.ops.queue_depths()
     now = time.time()
     return {
         "redis": redis_url,
         "workersAlive": len(workers),
         "workers": [{"name": w.name, "apps": w.apps, "lastBeatAgo": round(now - w.last_beat, 1)} for w in workers],
-        "queueDepth": depth,
+        "queueDepth": sum(depths.values()),
+        "queueDepths": depths,
         "counts": counts,
         "sampled": sampled,
     }
@@ -54,8 +55,9 @@ def text(figures: dict[str, Any], embedded: dict[int, str] | None) -> str:
     from worker.status_counts import SCAN_LIMIT
 
     more = f" (first {SCAN_LIMIT} invocations counted)" if figures["sampled"] else ""
+    by_queue = ", ".join(f"{queue} {n}" for queue, n in figures.get("queueDepths", {}).items() if n)
     return (f"redis        {redis_line}\nworkers      {workers}\nqueue        {figures['queueDepth']} run jobs "
-            f"waiting\ninvocations  {counts}{more}")
+            f"waiting{f' ({by_queue})' if by_queue else ''}\ninvocations  {counts}{more}")
 
 
 def run(args: argparse.Namespace, redis_url: str, embedded: dict[int, str] | None) -> int:

@@ -23,6 +23,7 @@ PARTS = {
     "soak": ["bench.soak_bench"],
     "long_session": ["bench.long_session_bench"],
     "rss": ["bench.rss_bench"],
+    "fairness": ["bench.fairness_bench"],
 }
 
 

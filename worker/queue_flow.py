@@ -15,9 +15,11 @@ its queue many times a second), the first ``add_task_queue`` of each queue is.
 from __future__ import annotations
 
 import logging
+import time
 
 from celery import bootsteps
 
+from . import backlog
 from .run_queues import SHARED_QUEUE
 
 log = logging.getLogger("agentq.worker")
@@ -37,6 +39,8 @@ class AppQueues(bootsteps.StartStopStep):
         self._tick = None
         self._queues: dict[str, list[str | None]] = {}
         self._paused: set[str] = set()
+        self._host = None
+        self._marked_at = 0.0
 
     def start(self, c) -> None:
         from . import host as worker_host
@@ -48,6 +52,8 @@ class AppQueues(bootsteps.StartStopStep):
         self._paused = set()
         for queue in self._queues:
             c.add_task_queue(queue)  # logged once by Celery: "Started consuming from ..."
+        self._host = host
+        self._marked_at = 0.0
         if not host.wait_for_claim:
             self._tick = c.timer.call_repeatedly(TICK_S, self._follow_lines, (c, host.admission))
 
@@ -69,6 +75,11 @@ class AppQueues(bootsteps.StartStopStep):
                 consumer.cancel_by_queue(queue)
                 self._paused.add(queue)
                 log.debug("queue %s paused: a line of %s is full", queue, apps)
+        now = time.monotonic()
+        if self._paused and now - self._marked_at >= backlog.MARK_EVERY_S:
+            self._marked_at = now  # the reapers postpone these apps' unclaimed jobs rather than re-send them
+            held = {app for queue in self._paused for app in self._queues[queue] if limits.waiting(app)}
+            self._host.loop.submit(backlog.mark(self._host.store, held))
 
 
 def consume_app_queues(celery_app) -> None:

@@ -62,6 +62,7 @@ from .webhooks import (
     webhook_stats,
 )
 from .workers import (
+    run_backlog,
     workers,
     workers_alive,
 )
@@ -108,6 +109,7 @@ __all__ = [
     "retention_due",
     "workers",
     "workers_alive",
+    "run_backlog",
     "webhook_due",
     "webhook_outbox",
     "webhook_dead",

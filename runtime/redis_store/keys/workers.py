@@ -1,8 +1,8 @@
-"""Keys of workers: who announced itself, and who beat recently."""
+"""Keys of workers: who announced itself, who beat recently, and which apps' run queues are paused."""
 
 from __future__ import annotations
 
-from ._naming import PREFIX
+from ._naming import PREFIX, app_tag
 
 
 def workers() -> str:
@@ -13,3 +13,9 @@ def workers() -> str:
 def workers_alive() -> str:
     """Sorted set: worker name scored by its last liveness beat (ms); fresh beats mean the worker is alive."""
     return f"{PREFIX}workers_alive"
+
+
+def run_backlog(app_name: str) -> str:
+    """String with a TTL: set while a worker keeps the app's run queue paused (its jobs wait in the broker on
+    purpose), so the reapers postpone rather than re-send the app's unclaimed jobs (``worker.backlog``)."""
+    return f"{PREFIX}{app_tag(app_name)}:run_backlog"
