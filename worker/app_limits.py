@@ -89,6 +89,15 @@ class AppLimits:
             self._total -= 1
             return self._admit_waiting()
 
+    def take_waiting(self) -> list[Job]:
+        """Empty every line (the worker stops consuming): the jobs that were waiting, to send again."""
+        with self._lock:
+            jobs = [job for line in self._lines.values() for job in line]
+            self._lines.clear()
+            self._turns.clear()
+            self._waiting.clear()
+            return jobs
+
     def running(self, app: str | None) -> int:
         """Jobs of ``app`` begun and not finished."""
         return self._running[app]

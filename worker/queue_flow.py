@@ -14,6 +14,7 @@ its queue many times a second), the first ``add_task_queue`` of each queue is.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 
@@ -24,6 +25,7 @@ from .run_queues import SHARED_QUEUE
 
 log = logging.getLogger("agentq.worker")
 
+HAND_BACK_WAIT_S = 5.0
 TICK_S = 0.01
 """How often the step looks at the lines: a full line's queue gives at most a tick's worth of messages more, and
 a drained line's queue comes back within a tick."""
@@ -61,6 +63,21 @@ class AppQueues(bootsteps.StartStopStep):
         if self._tick is not None:
             self._tick.cancel()
             self._tick = None
+            self._hand_back_waiting()
+
+    def _hand_back_waiting(self) -> None:
+        """The consumer stops (shutdown, or a broker reconnect): send the jobs waiting in the lines again now, for
+        whichever worker is free, rather than leave them to the watchdog (which postpones them while their app is
+        held back elsewhere)."""
+        host = self._host
+        jobs = host.admission.take_waiting()
+        if not jobs or not host.loop.loop.is_running():
+            return
+        try:
+            host.loop.submit(hand_back(host.store, jobs)).result(HAND_BACK_WAIT_S)
+            log.info("handed back %d run jobs that waited for a slot", len(jobs))
+        except Exception as exc:  # the watchdog sends them again later
+            log.warning("run jobs that waited for a slot not handed back (the watchdog will): %r", exc)
 
     def _follow_lines(self, c, limits) -> None:
         consumer = c.task_consumer
@@ -80,6 +97,16 @@ class AppQueues(bootsteps.StartStopStep):
             self._marked_at = now  # the reapers postpone these apps' unclaimed jobs rather than re-send them
             held = {app for queue in self._paused for app in self._queues[queue] if limits.waiting(app)}
             self._host.loop.submit(backlog.mark(self._host.store, held))
+
+
+async def hand_back(store, jobs: list) -> None:
+    """Send ``jobs`` (``(invocation_id, where)``) again, to their apps' queues, in one batch per queue."""
+    from .store import Where
+
+    for invocation_id, where in jobs:
+        if where:
+            store.remember(invocation_id, Where(app=where[0], user=where[1], session=where[2]))
+    await asyncio.gather(*[store.dispatch_next(invocation_id) for invocation_id, _ in jobs])
 
 
 def consume_app_queues(celery_app) -> None:

@@ -97,3 +97,13 @@ def test_per_app_caps_are_refused_with_the_claim_handoff():
         require_loop_handoff({"reports": 5}, "claim")
     assert str(caught.value) == ("AGENTQ_APP_CONCURRENCY (reports) needs --handoff loop (AGENTQ_HANDOFF=loop): with "
                                  "claim, a run job of an app at its cap would hold up every other app's jobs")
+
+
+def test_taking_the_waiting_jobs_empties_the_lines_and_keeps_the_running_count():
+    limits = AppLimits(1)
+    limits.offer(*job("b1", "bulk"))
+    limits.offer(*job("b2", "bulk"))
+    limits.offer(*job("q1", "quick"))
+    assert limits.take_waiting() == [job("b2", "bulk"), job("q1", "quick")]
+    assert (limits.waiting("bulk"), limits.waiting("quick"), limits.running("bulk")) == (0, 0, 1)
+    assert limits.finished("bulk") == []
