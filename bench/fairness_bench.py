@@ -114,6 +114,7 @@ async def measure(url: str, flood_size: int, samples: int, pause_s: float) -> di
         measured_s = time.perf_counter() - measured_from
         completed = await count_status(client, user, ids, "completed")
         queued = await count_status(client, user, ids, "queued")
+        drained_per_s = completed / (time.perf_counter() - started)
         await cancel_rest(client, ids)
         idle_after = await sample(client, user, samples, pause_s)
     finally:
@@ -124,7 +125,7 @@ async def measure(url: str, flood_size: int, samples: int, pause_s: float) -> di
             "during_flood": during_p, "ratio_p50": during_p["p50_ms"] / idle_p["p50_ms"],
             "flood": {"size": flood_size, "enqueue_s": enqueued_s, "measured_s": measured_s,
                       "completed_at_end": completed, "still_queued_at_end": queued,
-                      "completed_per_s": completed / (time.perf_counter() - started)}}
+                      "completed_per_s": drained_per_s}}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -152,10 +153,12 @@ def main(argv: list[str] | None = None) -> int:
 def _report(results: dict) -> None:
     print(json.dumps(results, indent=2))
     idle, during, flood_ = results["idle"], results["during_flood"], results["flood"]
+    before, after = results["idle_before"]["p50_ms"], results["idle_after"]["p50_ms"]
     print_checks([
         (f"quick app's enqueue -> first event during a flood of {flood_['size']} bulk invocations: p50 "
-         f"{during['p50_ms']:.2f} ms vs {idle['p50_ms']:.2f} ms idle = {results['ratio_p50']:.2f}x <= 2x "
-         f"({flood_['still_queued_at_end']} of the flood still queued at the end)", results["ratio_p50"] <= 2.0),
+         f"{during['p50_ms']:.2f} ms vs {idle['p50_ms']:.2f} ms idle (before {before:.2f}, after {after:.2f}) = "
+         f"{results['ratio_p50']:.2f}x <= 2x ({flood_['still_queued_at_end']} of the flood still queued at the end)",
+         results["ratio_p50"] <= 2.0),
     ])
 
 
