@@ -26,6 +26,7 @@ from .run_queues import SHARED_QUEUE
 log = logging.getLogger("agentq.worker")
 
 HAND_BACK_WAIT_S = 5.0
+"""Longest a stopping consumer waits for the waiting jobs to be sent again (the watchdog covers a slower send)."""
 TICK_S = 0.01
 """How often the step looks at the lines: a full line's queue gives at most a tick's worth of messages more, and
 a drained line's queue comes back within a tick."""
