@@ -36,12 +36,14 @@ def run(args: argparse.Namespace, settings) -> int:
     """Start the worker and block until it shuts down."""
     from agentq.embedded import ensure_redis
     from runtime.errors import UsageError
+    from worker.app_limits import require_loop_handoff
     from worker.apps import load_apps, parse_specs
     from worker.webhook_config import WebhookSettings
 
     try:
         webhooks = WebhookSettings.from_env()
         webhooks.require_signing()  # signed webhooks by default: no secret, no worker (unless asked unsigned)
+        require_loop_handoff(settings.app_concurrency, args.handoff or settings.handoff)
     except UsageError as exc:  # refused at start, naming the setting
         print(f"agentq worker: {exc}", file=sys.stderr)
         return 2
@@ -67,13 +69,20 @@ def _serve(args: argparse.Namespace, settings, apps, redis_url: str, webhooks) -
     from worker.broker import broker_url
     from worker.celery_app import make_celery
     from worker.dispatch import QUEUE
+    from worker.queue_flow import consume_app_queues
     from worker.worker_lifecycle import attach, build_host
 
     name = args.name or default_worker_name()
     celery_app = make_celery(broker_url(redis_url))
-    attach(celery_app, lambda _nodename: build_host(
-        celery_app, settings, apps, redis_url, name, webhooks=webhooks, concurrency=args.concurrency,
-        history_cache_mb=args.history_cache_mb, handoff=args.handoff))
+
+    def host_for(_nodename: str):
+        host = build_host(celery_app, settings, apps, redis_url, name, webhooks=webhooks,
+                          concurrency=args.concurrency, history_cache_mb=args.history_cache_mb, handoff=args.handoff)
+        host.admission.limit_apps(settings.app_concurrency)
+        return host
+
+    attach(celery_app, host_for)
+    consume_app_queues(celery_app)  # the apps' run queues besides the shared one (worker.run_queues)
     log.info("worker %s: store %s, broker %s, apps %s", name, redis_url, broker_url(redis_url), sorted(apps))
     worker = celery_app.Worker(
         hostname=f"{name}@{socket.gethostname()}", pool=args.pool or settings.pool,

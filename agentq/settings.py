@@ -10,8 +10,10 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
+from worker.app_limits import app_caps_from_env
 from worker.local_redis import DEFAULT_DATA_DIR
 from worker.retention import RetentionPolicy
+from worker.run_queues import RunQueues
 
 
 @dataclass(kw_only=True)
@@ -34,6 +36,11 @@ class Settings:
     """Budget of a worker process's parsed session histories (None: the worker's default, see ExecutorConfig)."""
     retention: RetentionPolicy = field(default_factory=RetentionPolicy)
     """``AGENTQ_RETENTION_*`` and ``AGENTQ_PARK_TIMEOUT`` (see worker.retention); every process needs the same."""
+    run_queues: RunQueues = field(default_factory=RunQueues)
+    """``AGENTQ_APP_QUEUES``: apps that share a run queue (see worker.run_queues); every process needs the same."""
+    app_concurrency: dict[str, int] = field(default_factory=dict)
+    """``AGENTQ_APP_CONCURRENCY``: the most invocations of an app one worker process runs at once (see
+    worker.app_limits); an app not named is held only by ``concurrency``."""
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> Settings:
@@ -51,4 +58,6 @@ class Settings:
             log_level=env.get("AGENTQ_LOG_LEVEL", "INFO").upper(),
             history_cache_mb=int(env["AGENTQ_HISTORY_CACHE_MB"]) if env.get("AGENTQ_HISTORY_CACHE_MB") else None,
             retention=RetentionPolicy.from_env(env),
+            run_queues=RunQueues.from_env(env),
+            app_concurrency=app_caps_from_env(env),
         )

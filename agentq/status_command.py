@@ -28,13 +28,14 @@ async def summary(redis_url: str) -> dict[str, Any]:
     async with AgentqClient(redis_url, reads_only=True) as client:
         workers = await client.ops.alive_workers()
         counts = await client.ops.status_counts()
-        depth = await client.ops.queue_depth()
+        depths = await client.ops.queue_depths()
     now = time.time()
     return {
         "redis": redis_url,
         "workersAlive": len(workers),
         "workers": [{"name": w.name, "apps": w.apps, "lastBeatAgo": round(now - w.last_beat, 1)} for w in workers],
-        "queueDepth": depth,
+        "queueDepth": sum(depths.values()),
+        "queueDepths": depths,
         "counts": counts,
         "sampled": False,
     }
@@ -52,8 +53,9 @@ def text(figures: dict[str, Any], embedded: dict[int, str] | None) -> str:
     else:
         workers = "none alive: queued invocations wait (start one: agentq worker --app module:attr)"
     counts = ", ".join(f"{status} {n}" for status, n in figures["counts"].items())
+    by_queue = ", ".join(f"{queue} {n}" for queue, n in figures.get("queueDepths", {}).items() if n)
     return (f"redis        {redis_line}\nworkers      {workers}\nqueue        {figures['queueDepth']} run jobs "
-            f"waiting\ninvocations  {counts}")
+            f"waiting{f' ({by_queue})' if by_queue else ''}\ninvocations  {counts}")
 
 
 def run(args: argparse.Namespace, redis_url: str, embedded: dict[int, str] | None) -> int:

@@ -5,18 +5,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from worker.dispatch import QUEUE
-
 
 def client_stats_provider(client: Any):
-    """A StatsProvider reading invocation statuses (exact: worker.status_counts), the run queue's depth and the
+    """A StatsProvider reading invocation statuses (exact: worker.status_counts), each run queue's depth and the
     webhook figures of ``client`` (a worker.client.AgentqClient)."""
 
     async def provider() -> dict[str, dict[str, float]]:
         counts = await client.ops.status_counts()
         return {
             "invocations": {status: float(count) for status, count in counts.items()},
-            "queue_depth": {QUEUE: float(await client.ops.queue_depth())},
+            "queue_depth": {queue: float(depth) for queue, depth in (await client.ops.queue_depths()).items()},
             "webhooks": await client.ops.webhook_stats(),
         }
 

@@ -29,6 +29,7 @@ PARTS = {
     "cluster": ["bench.cluster_bench"],
     "schedules": ["bench.schedule_bench"],
     "oauth": ["bench.oauth_bench"],
+    "fairness": ["bench.fairness_bench"],
 }
 
 

@@ -18,9 +18,14 @@ Why these settings:
   invocations that are alive.
 - ``visibility_timeout`` 300 s: only a backstop for messages reserved by a worker that died before running
   them; the watchdog re-sends unclaimed jobs after 5 s anyway, and duplicates are dropped harmlessly.
-- ``worker_prefetch_multiplier`` 4: a run task takes microseconds, so a few reserved messages keep the
-  consumer busy without hoarding jobs another worker could start; a full process (``--concurrency``
-  invocations in flight) blocks its consumer, so the rest stay in the broker for other workers.
+- ``worker_prefetch_multiplier`` 4: a run task takes microseconds and never waits for a slot (a job over the
+  process's or its app's cap waits in its app's line, ``worker.app_limits``), so a few reserved messages keep
+  the consumer busy, and a flood of one app cannot fill the window in front of another app's message. A full
+  line pauses its app's queue instead (``worker.queue_flow``), so the rest of a flood stays in the broker for
+  other workers.
+- ``queue_order_strategy`` ``round_robin`` (kombu's default, set so it stays): each app has its own run queue
+  (``worker.run_queues``) and the Redis transport's ``BRPOP`` lists them with the one that last gave a message
+  at the back, so a quiet app's job is taken next however long a busy app's queue is.
 - ``task_ignore_result``: the invocation record is the result; there is no result backend.
 - ``worker_send_task_events`` / ``task_send_sent_event``: Flower (and ``celery events``) see every job.
 - ``worker_pool`` ``solo``: the default of ``celery worker`` too (``-P`` still overrides it).
@@ -50,7 +55,8 @@ def make_celery(broker_url: str, *, main: str = "agentq") -> Celery:
         task_serializer="json",
         accept_content=["json"],
         worker_prefetch_multiplier=PREFETCH_MULTIPLIER,
-        broker_transport_options={"visibility_timeout": VISIBILITY_TIMEOUT_S, **transport_options},
+        broker_transport_options={"visibility_timeout": VISIBILITY_TIMEOUT_S, "queue_order_strategy": "round_robin",
+                                  **transport_options},
         worker_pool="solo",
         broker_connection_retry_on_startup=True,
         worker_send_task_events=True,

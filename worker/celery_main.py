@@ -1,6 +1,6 @@
 """The module-level Celery app for the ``celery`` command, configured from ``AGENTQ_*`` variables like
 ``agentq worker`` (store ``AGENTQ_REDIS_URL``, broker ``AGENTQ_BROKER_URL`` defaulting to it, apps
-``AGENTQ_APPS``, ...):
+``AGENTQ_APPS``, per-app queues and caps ``AGENTQ_APP_QUEUES`` / ``AGENTQ_APP_CONCURRENCY``, ...):
 
     AGENTQ_REDIS_URL=redis://localhost:6379/0 AGENTQ_APPS=examples.weather:app celery -A worker.celery_main worker
     AGENTQ_REDIS_URL=redis://localhost:6379/0 celery -A worker.celery_main flower --port=5555
@@ -16,20 +16,26 @@ import os
 
 from .broker import broker_url
 from .celery_app import make_celery
+from .queue_flow import consume_app_queues
 from .worker_lifecycle import attach, build_host
 
 STORE_URL = os.environ.get("AGENTQ_REDIS_URL", "redis://localhost:6379/0")
 
 app = make_celery(broker_url(STORE_URL))
+consume_app_queues(app)  # a worker consumes its apps' run queues (worker.run_queues) besides the shared one
 
 
 def _host_from_env(nodename: str):
     from agentq.settings import Settings
 
+    from .app_limits import require_loop_handoff
     from .apps import load_apps, parse_specs
 
     settings = Settings.from_env()
-    return build_host(app, settings, load_apps(parse_specs(settings.apps)), STORE_URL, nodename)
+    require_loop_handoff(settings.app_concurrency, settings.handoff)
+    host = build_host(app, settings, load_apps(parse_specs(settings.apps)), STORE_URL, nodename)
+    host.admission.limit_apps(settings.app_concurrency)
+    return host
 
 
 attach(app, _host_from_env)

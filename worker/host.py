@@ -14,6 +14,7 @@ from runtime.redis_store.availability import Backoff, is_store_unavailable
 
 from . import lease
 from . import workers_alive as alive
+from .app_limits import AppLimits
 from .apps import load_apps, parse_specs
 from .executor import Executor, ExecutorConfig
 from .loop import LoopThread
@@ -55,9 +56,8 @@ class WorkerHost:
         self.wait_for_claim = wait_for_claim
         self._first_commit: dict[str, threading.Event] = {}
         self.store.session_service.after_commit = self._committed
-        self._gate = threading.BoundedSemaphore(self.config.max_in_flight)
-        if not wait_for_claim:
-            self.executor.on_release = self._gate.release
+        self.admission = AppLimits(self.config.max_in_flight)
+        """The process's and each app's cap: a job over one waits its turn without holding up Celery."""
         self._reachability = Reachability(f"worker {self.config.worker_name}")
         beat = alive.beater(self.store, self.config.worker_name)  # liveness for the API's "no worker" banner
         self._background = [self.loop.submit(self._every(self.heartbeat_s, self._heartbeat)),
@@ -80,7 +80,8 @@ class WorkerHost:
         """
         if self.wait_for_claim:
             return self.loop.run(self._start(invocation_id, where))
-        self._gate.acquire()  # back-pressure on Celery: the message waits while this process is full
+        if not self.admission.offer(invocation_id, where):
+            return "waiting"  # its app or the process is full: begun when a slot frees (worker.app_limits)
         # On an idle process, stay out of the way until the agent's first event is committed (at most
         # IDLE_HANDOFF_WAIT_S): Celery's own work for this job (its tracer, ack, task events) would otherwise
         # compete for the GIL with the claim and the first commits, right where a client waits for the first
@@ -117,10 +118,20 @@ class WorkerHost:
             outcome = await self.executor.start(invocation_id)
         except BaseException:
             self._release_waiter(invocation_id)  # nothing will be committed: release a waiting Celery thread
+            self._finished(where)
             raise
         if outcome != "started":
             self._release_waiter(invocation_id)
+            self._finished(where)
+        else:
+            self.executor.active[invocation_id][1].add_done_callback(lambda _task: self._finished(where))
         return outcome
+
+    def _finished(self, where: list[str] | None) -> None:
+        """A job admitted by ``run_job`` is over: begin the waiting jobs its slot lets in."""
+        if not self.wait_for_claim:
+            for job in self.admission.finished(where[0] if where else None):
+                self._begin(*job)
 
     async def _every(self, period: float, step) -> None:
         name = step.__name__.strip("_")

@@ -1,5 +1,5 @@
 """What the client reads about the deployment beyond single invocations: ``client.ops`` (Redis answering, workers
-alive, the run queue, invocations by status), ``client.inbox`` (parked invocations across users),
+alive, the run queues, invocations by status), ``client.inbox`` (parked invocations across users),
 ``client.dead_letters`` (webhook notifications given up on) and ``client.traces`` (a session's saved spans).
 
 Each is bound to the client's store and uses its connections, so a caller such as the HTTP API or the CLI names no
@@ -16,7 +16,6 @@ from runtime.redis_store import keys
 from runtime.redis_store.codec import text
 
 from . import inbox, inbox_feed, webhook_outbox
-from .dispatch import QUEUE
 from .status_counts import count_by_status
 from .workers_alive import AliveWorker, alive_workers, announced_apps
 
@@ -62,8 +61,17 @@ class OpsReads:
         return workers
 
     async def queue_depth(self) -> int:
-        """Run jobs waiting in the broker's queue (``worker.dispatch.QUEUE``)."""
-        return await self._store.redis.llen(QUEUE)
+        """Run jobs waiting in the broker, over every run queue (``queue_depths``)."""
+        return sum((await self.queue_depths()).values())
+
+    async def queue_depths(self) -> dict[str, int]:
+        """Messages waiting in each run queue: the shared one (``worker.dispatch.QUEUE``) and those of the apps the
+        workers announced, by this process's ``AGENTQ_APP_QUEUES`` (``worker.run_queues``)."""
+        queues = self._store.dispatcher.queues.queues_for(await self.announced_apps())
+        pipe = self._store.redis.pipeline(transaction=False)
+        for queue in queues:
+            pipe.llen(queue)
+        return dict(zip(queues, await pipe.execute(), strict=True))
 
     async def status_counts(self, apps: list[str] | None = None, users: list[str] | None = None) -> dict[str, int]:
         """Invocations by status, exactly: of the deployment, of ``apps``, or of ``users`` in ``apps``

@@ -3,7 +3,8 @@ On Redis Cluster each set has one shard per hash slot in use (``worker.shards``)
 
 - dead leases: a running invocation whose lease stopped being heartbeated gets its run job sent again; the next
   worker resumes it from its committed events (failover within the lease TTL plus one pass);
-- lost run jobs: a job not claimed within the dispatch grace is sent again (duplicates are dropped harmlessly);
+- lost run jobs: a job not claimed within the dispatch grace is sent again (duplicates are dropped harmlessly),
+  unless its app's queue is held back by a worker (``worker.backlog``): then it is only postponed;
 - expired parked calls: a pending call past its deadline is answered with an expiry error (the invocation's
   ``queued`` status entry names the expired calls);
 - the sweeper's passes (``worker.sweeper``): what retention leaves behind, and idle sessions.
@@ -19,6 +20,7 @@ from google.genai import types
 from runtime.errors import CallNotPendingError, InvocationNotFoundError
 from runtime.redis_store import keys
 
+from . import backlog
 from .shards import in_use
 from .store import InvocationStore
 from .sweeper import sweep_once
@@ -52,6 +54,8 @@ async def _reap_shard(store: InvocationStore, shard: str) -> int:
             acted += 1
     for invocation_id in overdue:
         if await redis.zrem(keys.dispatch_due(shard), invocation_id):
+            if await backlog.postponed(store, invocation_id):  # waiting in a queue held back on purpose, not lost
+                continue
             log.info("invocation %s: run job not claimed in time, sending it again", invocation_id)
             await _resend(store, invocation_id)
             acted += 1

@@ -20,7 +20,8 @@ APPS = ",".join(f"tests.worker.apps:{name}" for name in (
     "approval_app", "two_calls_app", "slow_app", "weather_app", "flaky_app", "broken_app", "risky_app",
     "idempotent_app", "guarded_app", "asking_app", "plugged_app", "compacting_app")) + "," + ",".join(
     f"tests.worker.workflow_apps:{name}" for name in (
-        "chain_app", "review_app", "fan_app", "retry_app", "exhausted_app", "items_app", "payer_app"))
+        "chain_app", "review_app", "fan_app", "retry_app", "exhausted_app", "items_app", "payer_app")) + "," + ",".join(
+    f"tests.worker.fair_apps:{name}" for name in ("flood_app", "quick_app"))
 
 
 class WorkerPool:

@@ -69,7 +69,7 @@ def test_starting_the_worker_and_the_api_replaces_no_celery_kombu_or_redis_attri
 @pytest.fixture
 def slow_pool(worker_redis, tmp_path):
     """One ``agentq worker`` with Celery's threads pool and one invocation in flight at most, so that a second
-    run job waits inside its task (the back-pressure gate) where ``inspect active`` can see it."""
+    run job has to wait for a slot."""
     env = WorkerPool(worker_redis.url, tmp_path).env()
     broker = f"redis://127.0.0.1:{worker_redis.port}/3"  # a broker apart from the store: another database
     name = "narrow-" + uuid.uuid4().hex[:6]
@@ -79,7 +79,7 @@ def slow_pool(worker_redis, tmp_path):
     process = subprocess.Popen(
         [sys.executable, "-m", "agentq.cli", "--log-level", "INFO", "worker", "--name", name, "--pool", "threads",
          "--threads", "2", "--concurrency", "1", "--app", "tests.worker.apps:slow_app"],
-        cwd=ROOT, env={**env, "AGENTQ_BROKER_URL": broker},
+        cwd=ROOT, env={**env, "AGENTQ_BROKER_URL": broker, "TEST_MODEL_LATENCY": "1"},  # the first runs for seconds
         stdout=log, stderr=subprocess.STDOUT)
     try:
         with redis.Redis.from_url(worker_redis.url) as client:
@@ -91,29 +91,36 @@ def slow_pool(worker_redis, tmp_path):
         log.close()
 
 
-async def test_celery_inspect_active_lists_a_run_job_waiting_for_a_free_slot(slow_pool, worker_redis, monkeypatch, user):
+async def test_celery_inspect_shows_the_app_queues_and_a_job_waiting_for_a_slot_holds_no_task(
+        slow_pool, worker_redis, monkeypatch, user):
+    """The worker consumes its app's run queue besides the shared one (``inspect active_queues``, which Flower
+    shows), and a job waiting for a free slot waits in the worker's line (worker.app_limits), not inside a task
+    that would hold up the consumer: ``inspect active`` stays empty while it waits."""
     from worker.client import AgentqClient
 
     name, broker = slow_pool
     monkeypatch.setenv("AGENTQ_BROKER_URL", broker)
     client = AgentqClient(worker_redis.url)
     try:
+        inspect = make_celery(broker).control.inspect(timeout=2)
+        queues = _until(lambda: (inspect.active_queues() or {}).get(name), "the worker's queues in inspect")
         first_session = await client.create_session("slow", user)
         second_session = await client.create_session("slow", user)
         first = await client.enqueue("slow", user, first_session.id, "go")
         second = await client.enqueue("slow", user, second_session.id, "go")
-        inspect = make_celery(broker).control.inspect(timeout=2)
-
-        def active_args():  # None while the worker does not answer
-            replies = inspect.active() or {}
-            return [task["args"][0] for task in replies[name]] if name in replies else None
-
-        assert _until(active_args, "the waiting run job in inspect active") == [second]
+        _until(lambda: _status(worker_redis, user, first) == "running", "the first invocation to run")
+        active = _until(lambda: (replies := inspect.active()) and name in replies and replies, "inspect active")
+        waiting = (_status(worker_redis, user, second), active[name])
         assert (await client.wait(first, timeout=60)).status == "completed"
         assert (await client.wait(second, timeout=60)).status == "completed"
-        assert _until(lambda: active_args() == [], "inspect active to empty") is True
+        assert (sorted(queue["name"] for queue in queues), waiting) == (["agentq", "agentq.app.slow"], ("queued", []))
     finally:
         await client.aclose()
+
+
+def _status(worker_redis, user: str, invocation_id: str) -> str | None:
+    with redis.Redis.from_url(worker_redis.url, decode_responses=True) as client:
+        return client.hget(keys.invocation("slow", user, invocation_id), "status")
 
 
 def test_a_revoked_run_job_is_dropped_and_flower_shows_it_revoked(workers, tmp_path):

@@ -164,6 +164,7 @@ def test_status_and_inbox_read_a_cluster_store_without_a_broker_url(redis_cluste
     assert ([(w["name"], w["apps"]) for w in figures.pop("workers")], figures) == (
         [("alive-1", ["approval"])],
         {"redis": redis_cluster_url, "workersAlive": 1, "queueDepth": 0, "sampled": False,
+         "queueDepths": {"agentq": 0, "agentq.app.approval": 0, "agentq.app.weather": 0},
          "counts": {"queued": 0, "running": 0, "parked": 0, "completed": 0, "failed": 0, "cancelled": 0}})
     assert main(["--redis-url", redis_cluster_url, "inbox"]) == 0
     assert capsys.readouterr() == ("", "")  # apps announced (the stopped worker's too), nothing parked

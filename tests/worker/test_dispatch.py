@@ -1,12 +1,16 @@
-"""worker.dispatch: run jobs sent in one loop iteration go out as one Celery task; a failed send is left to
-the dispatch watchdog."""
+"""worker.dispatch: run jobs go to their app's queue (worker.run_queues); the jobs of one queue sent in one loop
+iteration go out as one Celery task; a failed send is left to the dispatch watchdog."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
 
+import pytest
+
+from runtime.errors import UsageError
 from worker.dispatch import QUEUE, RUN_BATCH_TASK, RUN_TASK, Dispatcher
+from worker.run_queues import RunQueues
 
 
 class RecordingApp:
@@ -22,17 +26,58 @@ class RecordingApp:
         self.calls.append((name, args, queue))
 
 
-async def test_jobs_sent_in_the_same_loop_iteration_go_out_as_one_batch_task():
+async def test_jobs_of_one_app_sent_in_the_same_loop_iteration_go_out_as_one_batch_task_on_its_queue():
     app = RecordingApp()
-    dispatcher = Dispatcher(app)
-    await asyncio.gather(dispatcher.send("e-1", ["weather", "ann", "s1"]), dispatcher.send("e-2"))
+    dispatcher = Dispatcher(app, queues=RunQueues())
+    await asyncio.gather(dispatcher.send("e-1", ["weather", "ann", "s1"]), dispatcher.send("e-2", ["weather", "bo", "s2"]))
     await dispatcher.send("e-3", ["weather", "ann", "s3"])
-    assert app.calls == [(RUN_BATCH_TASK, [[["e-1", ["weather", "ann", "s1"]], ["e-2"]]], QUEUE),
-                         (RUN_TASK, ["e-3", ["weather", "ann", "s3"]], QUEUE)]
+    assert app.calls == [
+        (RUN_BATCH_TASK, [[["e-1", ["weather", "ann", "s1"]], ["e-2", ["weather", "bo", "s2"]]]], "agentq.app.weather"),
+        (RUN_TASK, ["e-3", ["weather", "ann", "s3"]], "agentq.app.weather")]
+
+
+async def test_jobs_of_different_apps_go_to_their_own_queues_and_a_job_of_no_known_app_to_the_shared_one():
+    app = RecordingApp()
+    dispatcher = Dispatcher(app, queues=RunQueues())
+    await asyncio.gather(dispatcher.send("e-1", ["weather", "ann", "s1"]), dispatcher.send("e-2", ["reports", "ann", "s2"]),
+                         dispatcher.send("e-3"), dispatcher.send("e-4", ["weather", "ann", "s4"]))
+    assert sorted(app.calls, key=lambda call: call[2]) == [
+        (RUN_TASK, ["e-3"], QUEUE),
+        (RUN_TASK, ["e-2", ["reports", "ann", "s2"]], "agentq.app.reports"),
+        (RUN_BATCH_TASK, [[["e-1", ["weather", "ann", "s1"]], ["e-4", ["weather", "ann", "s4"]]]], "agentq.app.weather")]
+
+
+async def test_apps_of_one_group_share_its_queue_and_batch_together():
+    app = RecordingApp()
+    dispatcher = Dispatcher(app, queues=RunQueues.from_env({"AGENTQ_APP_QUEUES": "weather=interactive, maps=interactive"}))
+    await asyncio.gather(dispatcher.send("e-1", ["weather", "ann", "s1"]), dispatcher.send("e-2", ["maps", "ann", "s2"]))
+    assert app.calls == [(RUN_BATCH_TASK, [[["e-1", ["weather", "ann", "s1"]], ["e-2", ["maps", "ann", "s2"]]]],
+                          "agentq.group.interactive")]
+
+
+def test_a_worker_consumes_the_shared_queue_and_one_queue_per_app_or_group():
+    queues = RunQueues(groups={"weather": "interactive", "maps": "interactive"})
+    assert queues.queues_for(["reports", "weather", "maps"]) == {
+        QUEUE: ["maps", "reports", "weather"],
+        "agentq.group.interactive": ["maps", "weather"],
+        "agentq.app.reports": ["reports"]}
+
+
+@pytest.mark.parametrize(("raw", "message"), [
+    ("weather", "AGENTQ_APP_QUEUES must be app=value pairs separated by commas, such as "
+                "weather=interactive,reports=bulk; got 'weather'"),
+    ("weather=inter active", "AGENTQ_APP_QUEUES entry for app 'weather' must be a group name of letters, digits, "
+                             "'_' or '-', got 'inter active'"),
+    ("weather=a,weather=b", "AGENTQ_APP_QUEUES names app 'weather' twice"),
+])
+def test_a_bad_app_queues_setting_is_refused_naming_the_entry(raw, message):
+    with pytest.raises(UsageError) as caught:
+        RunQueues.from_env({"AGENTQ_APP_QUEUES": raw})
+    assert str(caught.value) == message
 
 
 async def test_a_send_the_broker_refuses_is_logged_and_left_to_the_watchdog(caplog):
-    dispatcher = Dispatcher(RecordingApp(fail=True))
+    dispatcher = Dispatcher(RecordingApp(fail=True), queues=RunQueues())
     with caplog.at_level(logging.WARNING, logger="agentq.worker"):
         await dispatcher.send("e-lost")
     assert [record.getMessage() for record in caplog.records] == [

@@ -75,6 +75,7 @@ from .webhooks import (
     webhook_stats,
 )
 from .workers import (
+    run_backlog,
     workers,
     workers_alive,
 )
@@ -126,6 +127,7 @@ __all__ = [
     "retention_due",
     "workers",
     "workers_alive",
+    "run_backlog",
     "webhook_due",
     "webhook_outbox",
     "webhook_dead",

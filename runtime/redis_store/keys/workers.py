@@ -1,8 +1,8 @@
-"""Keys of workers: who announced itself, and who beat recently."""
+"""Keys of workers: who announced itself, who beat recently, and which apps' run queues are paused."""
 
 from __future__ import annotations
 
-from ._naming import PREFIX, sharded
+from ._naming import PREFIX, app_tag, sharded
 
 
 def workers() -> str:
@@ -15,3 +15,9 @@ def workers_alive(shard: str = "") -> str:
     ``shard``: '' on one node; on a Cluster one of a fixed few (``worker.workers_alive``), picked by the worker's
     name, so the fleet's beats spread over the masters (see ``sharded``)."""
     return sharded("workers_alive", shard)
+
+
+def run_backlog(app_name: str) -> str:
+    """String with a TTL: set while a worker keeps the app's run queue paused (its jobs wait in the broker on
+    purpose), so the reapers postpone rather than re-send the app's unclaimed jobs (``worker.backlog``)."""
+    return f"{PREFIX}{app_tag(app_name)}:run_backlog"
