@@ -162,6 +162,7 @@ async def _run(store: InvocationStore, invocation_id: str, shard: str, where: Wh
         ("ZADD", keys.dispatch_due(shard), int((time.time() + DISPATCH_GRACE_S) * 1000), invocation_id),
         ("ZADD", keys.retention_due(shard), int((args["created_at"] + store.retention.settled_s) * 1000), invocation_id),
         *store.idle_commands(where.app, where.user, where.session),
+        *store.due_marks(shard, int((time.time() + DISPATCH_GRACE_S) * 1000)),  # for the reaper, on a Cluster
     )
     reply = replies[1]
     if isinstance(reply, NoScriptError):  # a server restart emptied the script cache

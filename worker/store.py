@@ -27,7 +27,7 @@ from runtime.redis_store.scripts import ADD_APPROVAL, CANCEL, ENQUEUE, RESPOND
 from runtime.redis_store.session_layout import lifecycle_keys
 from runtime.redis_store.streams import trim_args
 
-from . import audit, child_sessions
+from . import audit, child_sessions, due_shards
 from .answer_check import check_against_pending
 from .broker import broker_url, kombu_broker
 from .codec import decode_record, dumps, encode_fields, encode_record
@@ -272,6 +272,7 @@ class InvocationStore:
             # index entry, listing entries) can outlive it, whatever happens to the process that settles it.
             ("ZADD", keys.retention_due(shard), _ms(record.created_at + self.retention.settled_s), record.id),
             *self._idle_commands(app, user, session_id),
+            *self.due_marks(shard, _ms(time.time() + DISPATCH_GRACE_S)),
         )
         reply = replies[1]
         if isinstance(reply, NoScriptError):  # a server restart emptied the script cache
@@ -348,6 +349,8 @@ class InvocationStore:
         if outcome == "wrong_name":
             raise UsageError(f"function call {reply[1]!r} is a call of {reply[2]!r}, not of the response's name")
         await self._index_audit(where, entry, invocation_id)
+        if outcome == "queued" and shard:  # the script's dispatch-watchdog entry, marked for the reaper
+            await self.mux.execute_command(*due_shards.mark(shard, _ms(now + DISPATCH_GRACE_S)))
         if outcome == "queued":
             await self.dispatcher.send(invocation_id, self.where_args(invocation_id))
         return decode_record(pairs(reply[2]))
@@ -438,12 +441,23 @@ class InvocationStore:
         return [("ZADD", keys.session_expiries(), _ms(time.time() + self.retention.session_idle_s),
                  dumps([app, user, session_id]))]
 
+    def due_marks(self, shard: str, due_ms: int) -> list[tuple]:
+        """After a dispatch-watchdog entry on a Cluster: the mark that makes the reaper read its shard by then
+        (``worker.due_shards``); nothing on one node."""
+        return [due_shards.mark(shard, due_ms)] if shard else []
+
     async def dispatch_next(self, invocation_id: str) -> None:
         """Send the run job of a session's new queue head (or of a resumed or reaped invocation), after its
         dispatch-watchdog entry (which covers a send that never arrives)."""
         shard = self.shard(await self.locate(invocation_id)) if self.clients.is_cluster else ""
-        await self.mux.execute_command("ZADD", keys.dispatch_due(shard), _ms(time.time() + DISPATCH_GRACE_S),
-                                       invocation_id)
+        due_ms = _ms(time.time() + DISPATCH_GRACE_S)
+        if shard:
+            for reply in await self.batch(("ZADD", keys.dispatch_due(shard), due_ms, invocation_id),
+                                          *self.due_marks(shard, due_ms)):
+                if isinstance(reply, Exception):
+                    raise reply
+        else:
+            await self.mux.execute_command("ZADD", keys.dispatch_due(shard), due_ms, invocation_id)
         await self.dispatcher.send(invocation_id, self.where_args(invocation_id))
 
 

@@ -34,13 +34,15 @@ BATCH = 1000
 """Entries of each kind one pass takes on."""
 
 
-async def sweep_once(store) -> int:
-    """One pass over both sets (the retention set of every shard in use, on a Cluster); the number of entries
-    acted on."""
+async def sweep_once(store, shards: list[str] | None = None) -> int:
+    """One pass over both sets (the retention set of ``shards``, default every shard in use); the number of
+    entries acted on. The reaper passes only the shards that are due on a Cluster (``worker.due_shards``)."""
     now_ms = int(time.time() * 1000)
     acted = 0
-    for shard in await in_use(store.redis, cluster=store.clients.is_cluster):
-        acted += await _sweep_invocations(store, shard, now_ms)
+    if shards is None:
+        shards = await in_use(store.redis, cluster=store.clients.is_cluster)
+    for shard in shards:
+        acted += await sweep_shard(store, shard, now_ms)
     return acted + await _sweep_sessions(store, now_ms)
 
 
@@ -53,7 +55,8 @@ async def _claim(store, key: str, now_ms: int) -> list[str]:
     return [member for member, reply in zip(due, removed, strict=True) if reply == 1]
 
 
-async def _sweep_invocations(store, shard: str, now_ms: int) -> int:
+async def sweep_shard(store, shard: str, now_ms: int) -> int:
+    """The due retention entries of one shard."""
     due = keys.retention_due(shard)
     ids = await _claim(store, due, now_ms)
     if not ids:
