@@ -2,12 +2,13 @@
 number of shards in use (one node has one shard, '', and none of this applies).
 
 ``keys.due_shards(copy)`` scores each shard tag by a lower bound of the earliest entry of its reaper and
-retention sets (``lease_expiries``, ``dispatch_due``, ``call_deadlines``, ``retention_due``). It has
+sweeper sets (``lease_expiries``, ``dispatch_due``, ``call_deadlines``, ``retention_due``,
+``session_expiries``). It has
 ``COPIES`` copies, picked by the shard's tag, so the writers spread over the masters and a pass reads a fixed
 few keys.
 
-- Writers that add an entry due soon (an enqueue's dispatch watchdog, a re-sent job's, a resumed one's) add
-  ``ZADD LT`` of its time after the entry, in the same batch.
+- Writers that add an entry due soon (an enqueue's dispatch watchdog, a re-sent job's, a resumed one's, a new
+  session's idle expiry) add ``ZADD LT`` of its time after the entry, in the same batch.
 - A pass claims the due shards (``lua/due/claim.lua`` pushes their score ``CLAIM_S`` ahead), reaps them, reads
   each one's earliest entry and settles its score to it (``lua/due/settle.lua`` keeps a writer's lower score).
 - Entries that no writer marks (a lease's first heartbeat, a parked call's deadline, the retention entries the
@@ -38,6 +39,8 @@ RESEED_S = 30.0
 """How often one worker scores every shard in use afresh; shorter than CLAIM_S (see above)."""
 CLAIM_LIMIT = 100
 """Shards one pass claims from each copy at most (the rest are claimed by the next pass)."""
+_PROBES = 5
+"""Sets read for a shard's earliest entry (``_earliest_probes``)."""
 _RESEED_CHUNK = 250
 """Shards read per round trip of a re-seed."""
 
@@ -54,11 +57,12 @@ def mark(shard: str, due_ms: int) -> tuple:
 
 def _earliest_probes(shard: str) -> list[tuple]:
     return [("ZRANGE", key, 0, 0, "WITHSCORES") for key in (
-        keys.lease_expiries(shard), keys.dispatch_due(shard), keys.call_deadlines(shard), keys.retention_due(shard))]
+        keys.lease_expiries(shard), keys.dispatch_due(shard), keys.call_deadlines(shard), keys.retention_due(shard),
+        keys.session_expiries(shard))]
 
 
 def _earliest(replies: list) -> int | None:
-    """The earliest due time (ms) from the four probes' replies; None when the sets are empty."""
+    """The earliest due time (ms) from the probes' replies; None when the sets are empty."""
     for reply in replies:
         if isinstance(reply, Exception):
             raise reply
@@ -115,7 +119,7 @@ async def reseed(store) -> int:
         replies = await store.batch(*[probe for shard in chunk for probe in _earliest_probes(shard)])
         marks = []
         for n, shard in enumerate(chunk):
-            due_ms = _earliest(replies[4 * n : 4 * n + 4])
+            due_ms = _earliest(replies[_PROBES * n : _PROBES * (n + 1)])
             if due_ms is not None:
                 marks.append(mark(shard, due_ms))
         for reply in await store.batch(*marks):

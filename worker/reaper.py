@@ -46,7 +46,7 @@ async def reap_once(store: InvocationStore) -> int:
             acted += await _reap_shard(store, shard) + await sweep_shard(store, shard, now_ms)
         finally:  # even after a failure: its entries are still there, and the shard must be read again
             await due_shards.settle(store, shard, claimed_ms)
-    return acted + await sweep_once(store, [])  # the idle sessions
+    return acted
 
 
 async def _reap_shard(store: InvocationStore, shard: str) -> int:

@@ -418,8 +418,9 @@ class InvocationStore:
         session = await self.session_service.create_session(app_name=app, user_id=user, state=state,
                                                             session_id=session_id)
         idle = self._idle_commands(app, user, session.id)
-        if idle:
-            await self.batch(*idle)
+        if idle:  # on a Cluster marked for the reaper too (an enqueue's dispatch mark is earlier: it needs none)
+            await self.batch(*idle, *self.due_marks(self.shard(Where(app=app, user=user, session=session.id)),
+                                                    int(idle[0][2])))
         return session
 
     async def delete_session(self, app: str, user: str, session_id: str, reason: str | None = None, *,
@@ -438,12 +439,13 @@ class InvocationStore:
         """The session's idle-expiry check, pushed to now + the session TTL (none without one)."""
         if self.retention.session_idle_s is None:
             return []
-        return [("ZADD", keys.session_expiries(), _ms(time.time() + self.retention.session_idle_s),
+        shard = self.shard(Where(app=app, user=user, session=session_id))
+        return [("ZADD", keys.session_expiries(shard), _ms(time.time() + self.retention.session_idle_s),
                  dumps([app, user, session_id]))]
 
     def due_marks(self, shard: str, due_ms: int) -> list[tuple]:
-        """After a dispatch-watchdog entry on a Cluster: the mark that makes the reaper read its shard by then
-        (``worker.due_shards``); nothing on one node."""
+        """After an entry due at ``due_ms`` in a Cluster shard's reaper or sweeper sets: the mark that makes the
+        reaper read the shard by then (``worker.due_shards``); nothing on one node."""
         return [due_shards.mark(shard, due_ms)] if shard else []
 
     async def dispatch_next(self, invocation_id: str) -> None:

@@ -4,6 +4,7 @@ re-seed bring a shard to a pass in time, and a claimed shard's score follows its
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections import Counter
 
@@ -15,8 +16,9 @@ from runtime.redis_store.launcher import EmbeddedRedis
 from runtime.redis_store.scripts import DUE_CLAIM, DUE_SETTLE
 from worker import due_shards
 from worker.reaper import reap_once
+from worker.retention import RetentionPolicy
 from worker.shards import slot_tag
-from worker.store import InvocationStore
+from worker.store import InvocationStore, Where
 from worker.sweeper import sweep_once
 
 _NOT_COUNTED = {"info", "cluster", "command", "script", "ping", "readonly", "config", "client", "hello"}
@@ -155,3 +157,27 @@ def test_a_shard_is_scored_in_the_same_copy_every_time_and_the_copies_are_a_fixe
     assert copies == {f"d:{n}" for n in range(due_shards.COPIES)}
     assert due_shards.copy_of("s:1") == due_shards.copy_of("s:1")
     assert keys.due_shards("d:3") == "agentq:{d:3}:due_shards"
+
+
+@pytest.mark.timeout(60)
+async def test_on_a_cluster_an_idle_session_expires_from_its_users_shard_and_leaves_the_apps_user_set(
+        redis_cluster_url, broker, monkeypatch):
+    monkeypatch.setenv("AGENTQ_BROKER_URL", broker.url)
+    store = InvocationStore(redis_cluster_url, retention=RetentionPolicy(session_idle_s=0.5))
+    try:
+        session = await store.create_session("weather", "ida")
+        shard = store.shard(Where(app="weather", user="ida", session=session.id))
+        expiries = keys.session_expiries(shard)
+        assert await store.redis.zcard(expiries) == 1
+        assert await store.redis.exists(keys.session_expiries()) == 0  # not the one-node key
+        assert await store.redis.sismember(keys.app_users("weather", shard), "ida")
+        deadline = time.monotonic() + 30
+        while await store.redis.exists(keys.session_meta("weather", "ida", session.id)):
+            assert time.monotonic() < deadline, "the idle session was never deleted"
+            await reap_once(store)
+            await asyncio.sleep(0.2)
+        listed = await store.session_service.list_sessions(app_name="weather")
+        assert (listed.sessions, await store.redis.zcard(expiries)) == ([], 0)
+        assert not await store.redis.sismember(keys.app_users("weather", shard), "ida")
+    finally:
+        await store.aclose()
