@@ -7,20 +7,24 @@ Cluster a script may only touch keys of one slot, so each of those sets has one 
 with a *slot tag*: a short string that hashes to that slot (``agentq:{s:1f2}:dispatch_due`` lives in the same
 slot as every ``agentq:{app/user}:...`` key whose tag hashes there). Users who share a slot share its shard.
 
-``keys.shards()`` lists the tags in use, so the reaper knows where to look. A shard is registered before
+``keys.shards()`` lists the tags in use, so the readers know where to look. A shard is registered before
 anything is written to it (``register``, by every enqueue: every later entry of an invocation is in its user's
-shard; one SADD each time, so the list comes back even if it was lost; a session's creation registers its
-user's shard too, for ``keys.app_users`` and ``keys.session_expiries``), and never removed: there are at most
-16384, and an empty one costs a reaper one short read.
+shard). A process SADDs a shard again at most once per ``REFRESH_S`` (``ShardRegistry``): the one key takes a
+write per shard and process a minute, not one per enqueue, and a list lost with a master comes back within
+that. A session's creation registers its user's shard too (once per process, for ``keys.app_users`` and
+``keys.session_expiries``). A shard is never removed: there are at most 16384, and the reaper reads only the
+due ones (``worker.due_shards``).
 """
 
 from __future__ import annotations
+
+import time
 
 from runtime.redis_store import keys
 from runtime.redis_store.codec import text
 from runtime.redis_store.slots import shard_of, slot_tag
 
-__all__ = ["app_users", "in_use", "is_cluster_client", "register", "shard_of", "slot_tag"]
+__all__ = ["ShardRegistry", "app_users", "in_use", "is_cluster_client", "register", "shard_of", "slot_tag"]
 
 
 def is_cluster_client(client) -> bool:
@@ -28,6 +32,26 @@ def is_cluster_client(client) -> bool:
     from redis.asyncio.cluster import RedisCluster
 
     return isinstance(client, RedisCluster)
+
+
+REFRESH_S = 60.0
+"""How often one process lists a shard it writes to again (so a list lost with a master comes back)."""
+
+
+class ShardRegistry:
+    """The shards one process listed lately: each is SADDed at most once per ``REFRESH_S`` (a busy deployment's
+    enqueues would otherwise all write to the one ``keys.shards()``); at most 16384 entries."""
+
+    def __init__(self) -> None:
+        self._until: dict[str, float] = {}
+
+    async def register(self, client, shard: str) -> None:
+        """``register``, unless this process did so for ``shard`` within ``REFRESH_S``."""
+        now = time.monotonic()
+        if not shard or self._until.get(shard, 0.0) > now:
+            return
+        await register(client, shard)
+        self._until[shard] = now + REFRESH_S
 
 
 async def register(client, shard: str) -> None:

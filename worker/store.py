@@ -35,7 +35,7 @@ from .dispatch import DISPATCH_GRACE_S, Dispatcher
 from .inputs import run_config_dict, to_content, to_function_response, with_state_delta
 from .record import InvocationRecord
 from .retention import RetentionPolicy
-from .shards import register, shard_of, slot_tag
+from .shards import ShardRegistry, shard_of, slot_tag
 from .webhook_config import WebhookSettings
 
 MAX_LOCATIONS = 100_000
@@ -75,6 +75,8 @@ class InvocationStore:
         self._session_service = None
         self._artifact_service = None
         self._scripts_loaded = False
+        self.shard_registry = ShardRegistry()
+        """The shards this store listed in ``keys.shards()`` lately (a Cluster's; ``worker.shards``)."""
 
     @property
     def redis(self):
@@ -254,7 +256,7 @@ class InvocationStore:
             return await double_texting.enqueue(self, record, where, double_texting.check_strategy(strategy),
                                                 actor=actor)
         shard = self.shard(where)
-        await register(self.redis, shard)  # before the watchdog entry below is written to it
+        await self.shard_registry.register(self.redis, shard)  # before the watchdog entry below is written
         enqueue = dict(
             session_meta=keys.session_meta(app, user, session_id), record=self.record_key(record.id, where),
             user_invocations=keys.user_invocations(app, user),

@@ -181,3 +181,22 @@ async def test_on_a_cluster_an_idle_session_expires_from_its_users_shard_and_lea
         assert not await store.redis.sismember(keys.app_users("weather", shard), "ida")
     finally:
         await store.aclose()
+
+
+async def test_enqueues_to_one_shard_list_it_once_per_process_and_a_list_lost_since_comes_back_from_another(
+        redis_cluster, redis_cluster_url, store):
+    session = await store.create_session("weather", "reg")
+    shard = store.shard(Where(app="weather", user="reg", session=session.id))
+    message = {"role": "user", "parts": [{"text": "hi"}]}
+    await store.enqueue("weather", "reg", session.id, message, None, None)
+    before = _by_name(redis_cluster)["cmdstat_sadd"]
+    for _ in range(3):
+        await store.enqueue("weather", "reg", session.id, message, None, None)
+    assert _by_name(redis_cluster)["cmdstat_sadd"] == before  # listed already by this process
+    await store.redis.delete(keys.shards())  # lost, as with a master that died before its replica had it
+    other = InvocationStore(redis_cluster_url)
+    try:
+        await other.enqueue("weather", "reg", session.id, message, None, None)
+    finally:
+        await other.aclose()
+    assert await store.redis.smembers(keys.shards()) == {shard}
