@@ -3,21 +3,22 @@ number of shards in use (one node has one shard, '', and none of this applies).
 
 ``keys.due_shards(copy)`` scores each shard tag by a lower bound of the earliest entry of its reaper and
 sweeper sets (``lease_expiries``, ``dispatch_due``, ``call_deadlines``, ``retention_due``,
-``session_expiries``). It has
-``COPIES`` copies, picked by the shard's tag, so the writers spread over the masters and a pass reads a fixed
-few keys.
+``session_expiries``). It has ``COPIES`` copies, picked by the shard's tag, so the writers spread over the
+masters and a pass reads a fixed few keys.
 
 - Writers that add an entry due soon (an enqueue's dispatch watchdog, a re-sent job's, a resumed one's, a new
   session's idle expiry) add ``ZADD LT`` of its time after the entry, in the same batch.
 - A pass claims the due shards (``lua/due/claim.lua`` pushes their score ``CLAIM_S`` ahead), reaps them, reads
   each one's earliest entry and settles its score to it (``lua/due/settle.lua`` keeps a writer's lower score).
-- Entries that no writer marks (a lease's first heartbeat, a parked call's deadline, the retention entries the
-  sweeper pushes back, an entry whose mark was lost with a master) are found by ``reseed``: every ``RESEED_S``
-  one worker scores every shard in use by its earliest entry (``ZADD LT``). A lease's entry never needs it: it
-  is added while the invocation's dispatch entry, due no later, is still there, and removing that entry makes
-  the next pass over the shard read the lease's. Since ``CLAIM_S`` is longer than ``RESEED_S``, a mark that a
-  settle overwrote (the entry written between the settle's read and its write, due after the claim's end) is
-  restored by a re-seed before it is due.
+- Entries no writer marks are read by the next pass over their shard, which comes soon enough: a lease's entry
+  is added while the invocation's dispatch entry, due no later, is still there (a heartbeat only pushes it
+  back); a parked call's deadline is added when the invocation parks, while its shard is scored by the lease
+  entry it had (so a deadline shorter than the lease TTL, 5 s, may be answered up to that much late); the
+  retention entries a sweeper pushes back are added during the pass that settles the shard after.
+- ``reseed`` covers the rest (an entry whose mark was lost with a master, a claimer that died): every
+  ``RESEED_S`` one worker scores every shard in use by its earliest entry (``ZADD LT``). Since ``CLAIM_S`` is
+  longer than ``RESEED_S``, a mark that a settle overwrote (the entry written between the settle's read and
+  its write, due after the claim's end) is restored by a re-seed before it is due.
 """
 
 from __future__ import annotations
