@@ -26,6 +26,7 @@ PARTS = {
     "rss": ["bench.rss_bench"],
     "double_texting": ["bench.double_texting_bench"],
     "cluster": ["bench.cluster_bench"],
+    "reaper_shards": ["bench.reaper_shards_bench"],
 }
 
 
