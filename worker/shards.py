@@ -47,8 +47,10 @@ class ShardRegistry:
 
     async def register(self, client, shard: str) -> None:
         """``register``, unless this process did so for ``shard`` within ``REFRESH_S``."""
+        if not shard:  # one node: nothing to list
+            return
         now = time.monotonic()
-        if not shard or self._until.get(shard, 0.0) > now:
+        if self._until.get(shard, 0.0) > now:
             return
         await register(client, shard)
         self._until[shard] = now + REFRESH_S

@@ -274,7 +274,7 @@ class InvocationStore:
             # index entry, listing entries) can outlive it, whatever happens to the process that settles it.
             ("ZADD", keys.retention_due(shard), _ms(record.created_at + self.retention.settled_s), record.id),
             *self._idle_commands(app, user, session_id),
-            *self.due_marks(shard, _ms(time.time() + DISPATCH_GRACE_S)),
+            *(self.due_marks(shard, _ms(time.time() + DISPATCH_GRACE_S)) if shard else ()),
         )
         reply = replies[1]
         if isinstance(reply, NoScriptError):  # a server restart emptied the script cache
