@@ -30,6 +30,7 @@ PARTS = {
     "schedules": ["bench.schedule_bench"],
     "oauth": ["bench.oauth_bench"],
     "fairness": ["bench.fairness_bench"],
+    "reaper_shards": ["bench.reaper_shards_bench"],
 }
 
 

@@ -7,7 +7,8 @@ passed in; the script refuses ('changed') if either grew meanwhile, and the read
 A cancelled invocation's record stays, cancelled with the reason, for its retention (``GET /invocations/{id}``
 answers, a waiter wakes on its settled stream, a follower of its events gets the cancelled status); a worker
 running one finds its lease gone and stops before its next commit or tool call. The bookkeeping outside the
-user's tag (the reaper's and watchdog's entries, call deadlines, the app's user set) is dropped after.
+user's tag (the reaper's and watchdog's entries, call deadlines, the idle expiry, the app's user set: on a
+Cluster their copies in the user's shard) is dropped after.
 """
 
 from __future__ import annotations
@@ -69,7 +70,7 @@ async def delete_session(store, app: str, user: str, session_id: str, reason: st
     else:
         raise RetryableError(f"session {session_id!r} kept changing while it was being deleted")
     _, cancelled, calls, sessions_left = reply
-    cleanup = [("ZREM", keys.session_expiries(), dumps([app, user, session_id])),
+    cleanup = [("ZREM", keys.session_expiries(shard), dumps([app, user, session_id])),
                ("DEL", keys.session_spans(app, user, session_id))]  # its trace spans (runtime.tracing)
     if cancelled and cancel is not None:  # the app's audit index is another slot on Redis Cluster
         cleanup.append(("ZADD", keys.app_audit(app), "NX", *[x for invocation_id in cancelled for x in (
@@ -79,10 +80,10 @@ async def delete_session(store, app: str, user: str, session_id: str, reason: st
     if calls:
         cleanup.append(("ZREM", keys.call_deadlines(shard), *calls))
     if not sessions_left:
-        cleanup.append(("SREM", keys.app_users(app), user))
+        cleanup.append(("SREM", keys.app_users(app, shard), user))
     await store.batch(*cleanup)
     if not sessions_left and await store.mux.execute_command("SCARD", keys.user_sessions(app, user)):
-        await store.mux.execute_command("SADD", keys.app_users(app), user)  # a session was created meanwhile
+        await store.mux.execute_command("SADD", keys.app_users(app, shard), user)  # one was created meanwhile
     for invocation_id in cancelled:
         log.info("invocation %s: cancelled (%s)", invocation_id, reason)
     await child_sessions.delete_children(store, app, user, session_id)  # its AgentTools' sessions

@@ -41,7 +41,6 @@ from . import audit, child_sessions, rewind
 from .codec import dumps, encode_fields, encode_record
 from .dispatch import DISPATCH_GRACE_S
 from .rewind import SessionBusyError
-from .shards import register
 from .store import QUEUED, status_data
 
 if TYPE_CHECKING:
@@ -97,7 +96,7 @@ async def enqueue(store: InvocationStore, record: InvocationRecord, where: Where
     SessionBusyError (``reject`` on a live session; a rollback that waited ``WAIT_S`` for another one),
     RollbackRefusedError."""
     shard = store.shard(where)
-    await register(store.redis, shard)
+    await store.shard_registry.register(store.redis, shard)
     cut = _Interruption.by(record, strategy, actor)
     given_up = time.monotonic() + WAIT_S
     while True:
@@ -162,6 +161,7 @@ async def _run(store: InvocationStore, invocation_id: str, shard: str, where: Wh
         ("ZADD", keys.dispatch_due(shard), int((time.time() + DISPATCH_GRACE_S) * 1000), invocation_id),
         ("ZADD", keys.retention_due(shard), int((args["created_at"] + store.retention.settled_s) * 1000), invocation_id),
         *store.idle_commands(where.app, where.user, where.session),
+        *store.due_marks(shard, int((time.time() + DISPATCH_GRACE_S) * 1000)),  # for the reaper, on a Cluster
     )
     reply = replies[1]
     if isinstance(reply, NoScriptError):  # a server restart emptied the script cache

@@ -36,7 +36,7 @@ from runtime.redis_store.scripts import PARKED_FINGERPRINT, PARKED_PAGE
 from .codec import decode_record
 from .listing import Page, check_page_size, decode_token, encode_token
 from .record import InvocationRecord
-from .shards import in_use
+from .shards import app_users, in_use
 
 Pair = tuple[str, str]
 """(app, user)."""
@@ -46,11 +46,8 @@ async def user_pairs(redis: Any, apps: list[str], users: list[str] | None) -> li
     """(app, user) pairs of ``users`` in each of ``apps``; ``users`` None: every user with a session there."""
     if users is not None:
         return [(app, user) for app in apps for user in users]
-    pipe = redis.pipeline(transaction=False)
-    for app in apps:
-        pipe.smembers(keys.app_users(app))
-    members = await pipe.execute() if apps else []
-    return [(app, text(user)) for app, found in zip(apps, members, strict=True) for user in sorted(map(text, found))]
+    members = await app_users(redis, apps)  # merged over the shards on a Cluster
+    return [(app, user) for app, found in zip(apps, members, strict=True) for user in sorted(found)]
 
 
 async def parked_page(redis: Any, pairs: list[Pair], *, page_size: int = 25,

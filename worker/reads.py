@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from runtime.redis_store import keys
 from runtime.redis_store.codec import text
 
-from . import inbox, inbox_feed, webhook_outbox
+from . import inbox, inbox_feed, shards, webhook_outbox
 from .status_counts import count_by_status
 from .workers_alive import AliveWorker, alive_workers, announced_apps
 
@@ -167,7 +167,10 @@ class SessionTraces:
 
     async def app_users(self, app_name: str, limit: int) -> list[str]:
         """Up to ``limit`` users with sessions in the app (any ``limit`` of them when there are more), sorted."""
-        return sorted(text(user) for user in await self._store.redis.srandmember(keys.app_users(app_name), limit))
+        redis = self._store.redis
+        if not self._store.clients.is_cluster:
+            return sorted(text(user) for user in await redis.srandmember(keys.app_users(app_name), limit))
+        return sorted((await shards.app_users(redis, [app_name]))[0])[:limit]  # merged over the shards
 
     async def users_with_session(self, app_name: str, users: list[str], session_id: str) -> list[str]:
         """Those of ``users`` that have a session ``session_id`` in the app, in the order given."""

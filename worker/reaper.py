@@ -1,5 +1,6 @@
 """Reaper passes every worker runs about once a second; whichever worker ZREMs an entry first acts on it.
-On Redis Cluster each set has one shard per hash slot in use (``worker.shards``); a pass walks them all.
+On Redis Cluster each set has one shard per hash slot in use (``worker.shards``); a pass reads only the shards
+that are due (``worker.due_shards``), so its cost follows what is due, not how many shards are in use.
 
 - dead leases: a running invocation whose lease stopped being heartbeated gets its run job sent again; the next
   worker resumes it from its committed events (failover within the lease TTL plus one pass);
@@ -20,22 +21,33 @@ from google.genai import types
 from runtime.errors import CallNotPendingError, InvocationNotFoundError
 from runtime.redis_store import keys
 
-from . import backlog
-from .shards import in_use
+from . import backlog, due_shards
 from .store import InvocationStore
-from .sweeper import sweep_once
+from .sweeper import sweep_once, sweep_shard
 
 log = logging.getLogger("agentq.reaper")
 BATCH = 100
 
 
+_reseeder = due_shards.Reseeder()
+"""This process's turn at re-seeding the due-shards index (Cluster only)."""
+
+
 async def reap_once(store: InvocationStore) -> int:
-    """One pass over the three sorted sets (of every shard, on a Cluster) and the sweeper's; the number of
-    entries acted on."""
+    """One pass over the three sorted sets and the sweeper's (on a Cluster, of the shards that are due); the
+    number of entries acted on."""
+    if not store.clients.is_cluster:
+        return await _reap_shard(store, "") + await sweep_once(store, [""])
+    await _reseeder.maybe_reseed(store)
+    now_ms = int(time.time() * 1000)
+    claimed, claimed_ms = await due_shards.claim(store, now_ms)
     acted = 0
-    for shard in await in_use(store.redis, cluster=store.clients.is_cluster):
-        acted += await _reap_shard(store, shard)
-    return acted + await sweep_once(store)
+    for shard in claimed:
+        try:
+            acted += await _reap_shard(store, shard) + await sweep_shard(store, shard, now_ms)
+        finally:  # even after a failure: its entries are still there, and the shard must be read again
+            await due_shards.settle(store, shard, claimed_ms)
+    return acted
 
 
 async def _reap_shard(store: InvocationStore, shard: str) -> int:

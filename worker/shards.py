@@ -7,44 +7,24 @@ Cluster a script may only touch keys of one slot, so each of those sets has one 
 with a *slot tag*: a short string that hashes to that slot (``agentq:{s:1f2}:dispatch_due`` lives in the same
 slot as every ``agentq:{app/user}:...`` key whose tag hashes there). Users who share a slot share its shard.
 
-``keys.shards()`` lists the tags in use, so the reaper knows where to look. A shard is registered before
+``keys.shards()`` lists the tags in use, so the readers know where to look. A shard is registered before
 anything is written to it (``register``, by every enqueue: every later entry of an invocation is in its user's
-shard; one SADD each time, so the list comes back even if it was lost), and never removed: there are at most
-16384, and an empty one costs a reaper one short read.
+shard). A process SADDs a shard again at most once per ``REFRESH_S`` (``ShardRegistry``): the one key takes a
+write per shard and process a minute, not one per enqueue, and a list lost with a master comes back within
+that. A session's creation registers its user's shard too (once per process, for ``keys.app_users`` and
+``keys.session_expiries``). A shard is never removed: there are at most 16384, and the reaper reads only the
+due ones (``worker.due_shards``).
 """
 
 from __future__ import annotations
 
-import functools
-
-from redis.crc import REDIS_CLUSTER_HASH_SLOTS, key_slot
+import time
 
 from runtime.redis_store import keys
+from runtime.redis_store.codec import text
+from runtime.redis_store.slots import shard_of, slot_tag
 
-
-@functools.cache
-def _slot_tags() -> tuple[str, ...]:
-    """For every slot, the first ``s:<hex>`` that hashes to it (built once per process: about a quarter second,
-    and only on a Cluster)."""
-    tags: dict[int, str] = {}
-    candidate = 0
-    while len(tags) < REDIS_CLUSTER_HASH_SLOTS:
-        tag = f"s:{candidate:x}"
-        tags.setdefault(key_slot(tag.encode()), tag)
-        candidate += 1
-    return tuple(tags[slot] for slot in range(REDIS_CLUSTER_HASH_SLOTS))
-
-
-def slot_tag(slot: int) -> str:
-    """The tag whose keys land in hash slot ``slot``."""
-    return _slot_tags()[slot]
-
-
-def shard_of(app: str, user: str, *, cluster: bool) -> str:
-    """The shard of a user's invocations: '' on one node (the global keys), else the tag of the user's slot."""
-    if not cluster:
-        return ""
-    return slot_tag(key_slot(keys.user_tag(app, user).encode()))
+__all__ = ["ShardRegistry", "app_users", "in_use", "is_cluster_client", "register", "shard_of", "slot_tag"]
 
 
 def is_cluster_client(client) -> bool:
@@ -52,6 +32,28 @@ def is_cluster_client(client) -> bool:
     from redis.asyncio.cluster import RedisCluster
 
     return isinstance(client, RedisCluster)
+
+
+REFRESH_S = 60.0
+"""How often one process lists a shard it writes to again (so a list lost with a master comes back)."""
+
+
+class ShardRegistry:
+    """The shards one process listed lately: each is SADDed at most once per ``REFRESH_S`` (a busy deployment's
+    enqueues would otherwise all write to the one ``keys.shards()``); at most 16384 entries."""
+
+    def __init__(self) -> None:
+        self._until: dict[str, float] = {}
+
+    async def register(self, client, shard: str) -> None:
+        """``register``, unless this process did so for ``shard`` within ``REFRESH_S``."""
+        if not shard:  # one node: nothing to list
+            return
+        now = time.monotonic()
+        if self._until.get(shard, 0.0) > now:
+            return
+        await register(client, shard)
+        self._until[shard] = now + REFRESH_S
 
 
 async def register(client, shard: str) -> None:
@@ -65,3 +67,16 @@ async def in_use(client, *, cluster: bool) -> list[str]:
     if not cluster:
         return [""]
     return sorted(await client.smembers(keys.shards()))
+
+
+async def app_users(client, apps: list[str]) -> list[set[str]]:
+    """For each of ``apps``, the users with a session there (on a Cluster merged over the shards in use)."""
+    shards = await in_use(client, cluster=is_cluster_client(client))
+    pipe = client.pipeline(transaction=False)
+    for app in apps:
+        for shard in shards:
+            pipe.smembers(keys.app_users(app, shard))
+    found = await pipe.execute() if apps else []
+    per_app = len(shards)
+    return [{text(user) for members in found[n * per_app : (n + 1) * per_app] for user in members}
+            for n in range(len(apps))]

@@ -27,7 +27,7 @@ from runtime.redis_store.scripts import ADD_APPROVAL, CANCEL, ENQUEUE, RESPOND
 from runtime.redis_store.session_layout import lifecycle_keys
 from runtime.redis_store.streams import trim_args
 
-from . import audit, child_sessions
+from . import audit, child_sessions, due_shards
 from .answer_check import check_against_pending
 from .broker import broker_url, kombu_broker
 from .codec import decode_record, dumps, encode_fields, encode_record
@@ -35,7 +35,7 @@ from .dispatch import DISPATCH_GRACE_S, Dispatcher
 from .inputs import run_config_dict, to_content, to_function_response, with_state_delta
 from .record import InvocationRecord
 from .retention import RetentionPolicy
-from .shards import register, shard_of, slot_tag
+from .shards import ShardRegistry, shard_of, slot_tag
 from .webhook_config import WebhookSettings
 
 MAX_LOCATIONS = 100_000
@@ -75,6 +75,8 @@ class InvocationStore:
         self._session_service = None
         self._artifact_service = None
         self._scripts_loaded = False
+        self.shard_registry = ShardRegistry()
+        """The shards this store listed in ``keys.shards()`` lately (a Cluster's; ``worker.shards``)."""
 
     @property
     def redis(self):
@@ -254,7 +256,7 @@ class InvocationStore:
             return await double_texting.enqueue(self, record, where, double_texting.check_strategy(strategy),
                                                 actor=actor)
         shard = self.shard(where)
-        await register(self.redis, shard)  # before the watchdog entry below is written to it
+        await self.shard_registry.register(self.redis, shard)  # before the watchdog entry below is written
         enqueue = dict(
             session_meta=keys.session_meta(app, user, session_id), record=self.record_key(record.id, where),
             user_invocations=keys.user_invocations(app, user),
@@ -272,6 +274,7 @@ class InvocationStore:
             # index entry, listing entries) can outlive it, whatever happens to the process that settles it.
             ("ZADD", keys.retention_due(shard), _ms(record.created_at + self.retention.settled_s), record.id),
             *self._idle_commands(app, user, session_id),
+            *(self.due_marks(shard, _ms(time.time() + DISPATCH_GRACE_S)) if shard else ()),
         )
         reply = replies[1]
         if isinstance(reply, NoScriptError):  # a server restart emptied the script cache
@@ -348,6 +351,8 @@ class InvocationStore:
         if outcome == "wrong_name":
             raise UsageError(f"function call {reply[1]!r} is a call of {reply[2]!r}, not of the response's name")
         await self._index_audit(where, entry, invocation_id)
+        if outcome == "queued" and shard:  # the script's dispatch-watchdog entry, marked for the reaper
+            await self.mux.execute_command(*due_shards.mark(shard, _ms(now + DISPATCH_GRACE_S)))
         if outcome == "queued":
             await self.dispatcher.send(invocation_id, self.where_args(invocation_id))
         return decode_record(pairs(reply[2]))
@@ -415,8 +420,9 @@ class InvocationStore:
         session = await self.session_service.create_session(app_name=app, user_id=user, state=state,
                                                             session_id=session_id)
         idle = self._idle_commands(app, user, session.id)
-        if idle:
-            await self.batch(*idle)
+        if idle:  # on a Cluster marked for the reaper too (an enqueue's dispatch mark is earlier: it needs none)
+            await self.batch(*idle, *self.due_marks(self.shard(Where(app=app, user=user, session=session.id)),
+                                                    int(idle[0][2])))
         return session
 
     async def delete_session(self, app: str, user: str, session_id: str, reason: str | None = None, *,
@@ -435,15 +441,27 @@ class InvocationStore:
         """The session's idle-expiry check, pushed to now + the session TTL (none without one)."""
         if self.retention.session_idle_s is None:
             return []
-        return [("ZADD", keys.session_expiries(), _ms(time.time() + self.retention.session_idle_s),
+        shard = self.shard(Where(app=app, user=user, session=session_id))
+        return [("ZADD", keys.session_expiries(shard), _ms(time.time() + self.retention.session_idle_s),
                  dumps([app, user, session_id]))]
+
+    def due_marks(self, shard: str, due_ms: int) -> list[tuple]:
+        """After an entry due at ``due_ms`` in a Cluster shard's reaper or sweeper sets: the mark that makes the
+        reaper read the shard by then (``worker.due_shards``); nothing on one node."""
+        return [due_shards.mark(shard, due_ms)] if shard else []
 
     async def dispatch_next(self, invocation_id: str) -> None:
         """Send the run job of a session's new queue head (or of a resumed or reaped invocation), after its
         dispatch-watchdog entry (which covers a send that never arrives)."""
         shard = self.shard(await self.locate(invocation_id)) if self.clients.is_cluster else ""
-        await self.mux.execute_command("ZADD", keys.dispatch_due(shard), _ms(time.time() + DISPATCH_GRACE_S),
-                                       invocation_id)
+        due_ms = _ms(time.time() + DISPATCH_GRACE_S)
+        if shard:
+            for reply in await self.batch(("ZADD", keys.dispatch_due(shard), due_ms, invocation_id),
+                                          *self.due_marks(shard, due_ms)):
+                if isinstance(reply, Exception):
+                    raise reply
+        else:
+            await self.mux.execute_command("ZADD", keys.dispatch_due(shard), due_ms, invocation_id)
         await self.dispatcher.send(invocation_id, self.where_args(invocation_id))
 
 

@@ -8,8 +8,8 @@
   listing and parked entries; the index and audit entries go in the same batch. Its settled stream and tool
   journal expire by themselves (TTLs set when it settled). A record already gone (one that expired by a TTL
   before records stopped having one) leaves the same traces.
-- Idle sessions (only with ``RetentionPolicy.session_idle_s``): ``keys.session_expiries`` holds each session's
-  earliest possible expiry, pushed back on every enqueue. When it is due and nothing was committed for the
+- Idle sessions (only with ``RetentionPolicy.session_idle_s``): ``keys.session_expiries`` (its user's shard on
+  a Cluster) holds each session's earliest possible expiry, pushed back on every enqueue. When it is due and nothing was committed for the
   TTL and nothing is queued or running, the session is deleted like ``DELETE session`` (its parked
   invocations cancelled, saying why). A worker without a session TTL drops the entries it finds.
 """
@@ -34,14 +34,16 @@ BATCH = 1000
 """Entries of each kind one pass takes on."""
 
 
-async def sweep_once(store) -> int:
-    """One pass over both sets (the retention set of every shard in use, on a Cluster); the number of entries
-    acted on."""
+async def sweep_once(store, shards: list[str] | None = None) -> int:
+    """One pass over both sets (the retention set of ``shards``, default every shard in use); the number of
+    entries acted on. The reaper passes only the shards that are due on a Cluster (``worker.due_shards``)."""
     now_ms = int(time.time() * 1000)
     acted = 0
-    for shard in await in_use(store.redis, cluster=store.clients.is_cluster):
-        acted += await _sweep_invocations(store, shard, now_ms)
-    return acted + await _sweep_sessions(store, now_ms)
+    if shards is None:
+        shards = await in_use(store.redis, cluster=store.clients.is_cluster)
+    for shard in shards:
+        acted += await sweep_shard(store, shard, now_ms)
+    return acted
 
 
 async def _claim(store, key: str, now_ms: int) -> list[str]:
@@ -51,6 +53,11 @@ async def _claim(store, key: str, now_ms: int) -> list[str]:
         return []
     removed = await store.batch(*[("ZREM", key, member) for member in due])
     return [member for member, reply in zip(due, removed, strict=True) if reply == 1]
+
+
+async def sweep_shard(store, shard: str, now_ms: int) -> int:
+    """The due retention and idle-session entries of one shard."""
+    return await _sweep_invocations(store, shard, now_ms) + await _sweep_sessions(store, shard, now_ms)
 
 
 async def _sweep_invocations(store, shard: str, now_ms: int) -> int:
@@ -103,8 +110,9 @@ def _forget(store, app: str, user: str, invocation_id: str):
         parked_member=dumps([user, invocation_id]))
 
 
-async def _sweep_sessions(store, now_ms: int) -> int:
-    members = await _claim(store, keys.session_expiries(), now_ms)
+async def _sweep_sessions(store, shard: str, now_ms: int) -> int:
+    expiries = keys.session_expiries(shard)
+    members = await _claim(store, expiries, now_ms)
     idle_s = store.retention.session_idle_s
     if not members or idle_s is None:
         return len(members)
@@ -129,7 +137,7 @@ async def _sweep_sessions(store, now_ms: int) -> int:
         else:
             doomed.append((app, user, sid))
     if later:
-        await store.mux.execute_command("ZADD", keys.session_expiries(), "GT", *later)
+        await store.mux.execute_command("ZADD", expiries, "GT", *later)
     reason = f"session was idle for more than {idle_s:g}s and expired"
     for start in range(0, len(doomed), 100):
         await asyncio.gather(*(store.delete_session(app, user, sid, reason) for app, user, sid in

@@ -50,6 +50,10 @@ WEBHOOK_RETRY = LuaScript("webhooks/retry")
 WEBHOOK_DEAD = LuaScript("webhooks/dead")
 WEBHOOK_REDELIVER = LuaScript("webhooks/redeliver")
 
+# The due-shards index of the reaper on Redis Cluster (worker.due_shards).
+DUE_CLAIM = LuaScript("due/claim")
+DUE_SETTLE = LuaScript("due/settle")
+
 # Enqueue rate limits and in-flight quotas (api.rate_limits).
 RATE_ADMIT = LuaScript("rate/admit")
 
@@ -68,7 +72,7 @@ ALL = {script.name: script for script in (
     ENQUEUE, ACQUIRE, HEARTBEAT, HEARTBEAT_MANY, ADD_PENDING, CONSUME, SETTLE, RESPOND, CANCEL, RELEASE,
     DELETE_SESSION, JOURNAL_BEGIN, ADD_APPROVAL, FORGET, ENQUEUE_STRATEGY, REWIND_BEGIN, REWIND_END,
     WEBHOOK_CLAIM, WEBHOOK_DELIVERED, WEBHOOK_RETRY, WEBHOOK_DEAD, WEBHOOK_REDELIVER,
-    SESSION_IDS, PARKED_PAGE, PARKED_FINGERPRINT, RATE_ADMIT,
+    SESSION_IDS, PARKED_PAGE, PARKED_FINGERPRINT, RATE_ADMIT, DUE_CLAIM, DUE_SETTLE,
     SCHEDULE_SAVE, SCHEDULE_DELETE, SCHEDULE_FIRE,
 )}
 """Every script by its file name (a test checks each ``.lua`` file is here and loads)."""

@@ -14,16 +14,19 @@ from ..events import Event
 from ..sessions.session import Session
 from . import keys
 from .codec import decode_state
+from .slots import shard_of
 
 
 @functools.lru_cache(maxsize=4096)
 def create_keys(app: str, user: str, sid: str, app_apart: bool) -> Mapping[str, str]:
-    """KEYS of CREATE_SESSION (sessions/create_session.lua); app state and users left out when kept apart."""
+    """KEYS of CREATE_SESSION (sessions/create_session.lua); app state left out when kept apart (on a Cluster,
+    where the app's user set is the copy in the user's shard)."""
     own = {"meta": keys.session_meta(app, user, sid), "state": keys.session_state(app, user, sid),
            "user_state": keys.user_state(app, user), "user_sessions": keys.user_sessions(app, user),
-           "session_ids": keys.user_session_ids(app, user)}
+           "session_ids": keys.user_session_ids(app, user),
+           "app_users": keys.app_users(app, shard_of(app, user, cluster=app_apart))}
     if not app_apart:
-        own.update(app_state=keys.app_state(app), app_users=keys.app_users(app))
+        own["app_state"] = keys.app_state(app)
     return MappingProxyType(own)
 
 

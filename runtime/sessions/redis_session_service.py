@@ -25,6 +25,7 @@ from ..redis_store.codec import encode_pairs, flat_to_dict, json_mapping, text
 from ..redis_store.connection import LoopClients
 from ..redis_store.scripts import COMMIT_EVENT, CREATE_SESSION, READ_SESSION, READ_SESSION_SINCE
 from ..redis_store.session_layout import build_session, commit_keys, create_keys, read_keys, session_keys
+from ..redis_store.slots import shard_of
 from ..redis_store.streams import DEFAULT_STREAM_MAXLEN, trim_args
 from .base_session_service import BaseSessionService, set_fields
 from .history_cache import CachedHistory, HistoryCache, digest, estimated_bytes
@@ -72,6 +73,8 @@ class RedisSessionService(BaseSessionService):
         self._trim = trim_args(stream_maxlen, stream_max_age_s)
         self._app_apart = self._clients.is_cluster  # app state on another slot: its own round trip
         self._locks: dict[tuple, list] = {}
+        self._registered: set[str] = set()
+        """Shards this service listed in ``keys.shards()`` already (a Cluster's; one SADD each per process)."""
         self.keep_histories(history_cache_bytes)
 
     def keep_histories(self, max_bytes: int) -> None:
@@ -96,6 +99,8 @@ class RedisSessionService(BaseSessionService):
         state_pairs = [*encode_pairs(scopes["session"]), *encode_pairs(scopes["user"]),
                        *encode_pairs({} if self._app_apart else scopes["app"])]
         client = self._clients.get()
+        if self._app_apart:  # listed before the script writes the user's shard of the app's user set
+            await self._register(shard_of(app_name, user_id, cluster=True))
         created = await CREATE_SESSION(self._clients.mux(), **script_keys, session_id=session_id, app=app_name,
                                        user=user_id, now=repr(now), state_pairs=state_pairs)
         if not created:
@@ -105,11 +110,27 @@ class RedisSessionService(BaseSessionService):
             async with client.pipeline(transaction=False) as pipe:
                 if scopes["app"]:
                     pipe.hset(keys.app_state(app_name), mapping=json_mapping(scopes["app"]))
-                pipe.sadd(keys.app_users(app_name), user_id)
                 pipe.hgetall(keys.app_state(app_name))
                 app_state = (await pipe.execute())[-1]
         meta = {"id": session_id, "app": app_name, "user": user_id, "last_update_time": repr(now), "version": "0"}
         return build_session(meta, json_mapping(scopes["session"]), app_state, user_state, [])
+
+    async def _register(self, shard: str) -> None:
+        if shard not in self._registered:
+            await self._clients.get().sadd(keys.shards(), shard)
+            self._registered.add(shard)
+
+    async def _app_users(self, app_name: str) -> list[str]:
+        """Every user with a session in the app, sorted (on a Cluster merged over the shards in use)."""
+        client = self._clients.get()
+        if not self._app_apart:
+            return sorted(map(text, await client.smembers(keys.app_users(app_name))))
+        shards = sorted(map(text, await client.smembers(keys.shards())))
+        async with client.pipeline(transaction=False) as pipe:
+            for shard in shards:
+                pipe.smembers(keys.app_users(app_name, shard))
+            found = await pipe.execute()
+        return sorted({text(user) for members in found for user in members})
 
     async def get_session(
         self, *, app_name: str, user_id: str, session_id: str, config: GetSessionConfig | None = None
@@ -199,7 +220,7 @@ class RedisSessionService(BaseSessionService):
 
     async def list_sessions(self, *, app_name: str, user_id: str | None = None) -> ListSessionsResponse:
         client = self._clients.get()
-        users = [user_id] if user_id is not None else sorted(map(text, await client.smembers(keys.app_users(app_name))))
+        users = [user_id] if user_id is not None else await self._app_users(app_name)
         async with client.pipeline(transaction=False) as pipe:
             for user in users:
                 pipe.smembers(keys.user_sessions(app_name, user))

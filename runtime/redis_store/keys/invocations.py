@@ -11,6 +11,18 @@ def shards() -> str:
     return f"{PREFIX}shards"
 
 
+def due_shards(copy: str) -> str:
+    """Sorted set: shard tag -> the earliest due time (ms) of anything in that shard's reaper and retention sets
+    (a lower bound; Redis Cluster only), so a reaper pass reads only the shards that are due. ``copy``: one of a
+    fixed few (``worker.due_shards``), picked by the shard's tag, so writers spread over the masters."""
+    return sharded("due_shards", copy)
+
+
+def due_shards_reseed() -> str:
+    """String with a TTL: held by the one worker that re-seeds ``due_shards`` from every shard in use."""
+    return f"{PREFIX}due_shards_reseed"
+
+
 def invocation(app_name: str, user_id: str, invocation_id: str) -> str:
     """Hash: one invocation record (scalars raw, structured fields JSON); shares the session's hash tag."""
     return f"{PREFIX}{user_tag(app_name, user_id)}:i:{_part(invocation_id)}"

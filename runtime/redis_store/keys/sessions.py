@@ -6,7 +6,7 @@ too; app-scoped state lives under the app's own tag (an ``app:`` delta pays one 
 
 from __future__ import annotations
 
-from ._naming import PREFIX, _session_base, app_tag, user_tag
+from ._naming import PREFIX, _part, _session_base, app_tag, sharded, user_tag
 
 
 def session_meta(app_name: str, user_id: str, session_id: str) -> str:
@@ -54,9 +54,13 @@ def app_state(app_name: str) -> str:
     return f"{PREFIX}{app_tag(app_name)}:app_state"
 
 
-def app_users(app_name: str) -> str:
-    """Set: user ids that have sessions in the app (for list_sessions without a user)."""
-    return f"{PREFIX}{app_tag(app_name)}:users"
+def app_users(app_name: str, shard: str = "") -> str:
+    """Set: user ids that have sessions in the app (for list_sessions without a user). On one node (``shard``
+    '') the one key ``agentq:{app}:users``; on a Cluster one copy per shard, in the user's slot (``sharded``),
+    written by the session's creation script and merged by readers."""
+    if not shard:
+        return f"{PREFIX}{app_tag(app_name)}:users"
+    return sharded(f"app_users:{_part(app_name)}", shard)
 
 
 def session_spans(app_name: str, user_id: str, session_id: str) -> str:
@@ -96,7 +100,7 @@ def user_session_ids(app_name: str, user_id: str) -> str:
     return f"{PREFIX}{user_tag(app_name, user_id)}:session_ids"
 
 
-def session_expiries() -> str:
+def session_expiries(shard: str = "") -> str:
     """Sorted set: JSON ``[app, user, session]`` scored by when (ms) the session may have been idle for the
-    session TTL (only with a session TTL configured)."""
-    return f"{PREFIX}session_expiries"
+    session TTL (only with a session TTL configured). ``shard``: see ``sharded`` (the user's)."""
+    return sharded("session_expiries", shard)
