@@ -49,6 +49,7 @@ async def test_enqueue_stores_a_queued_record_publishes_its_status_and_sends_one
         "id": invocation_id, "app_name": "app", "user_id": "u", "session_id": "s", "status": "queued",
         "new_message": types.Content(role="user", parts=[types.Part(text="hello")]).model_dump(),
         "state_delta": {"k": 1}, "run_config": {"max_llm_calls": 3}, "pending_calls": [], "responses": [],
+        "response_state_delta": None, "schedule_id": None,
         "attempts": 0, "time_limit": 9.0, "park_timeout": None, "webhook": None, "error": None,
         "cancel_reason": None, "worker": None, "finished_at": None, "audit": [], "approvals": {}, "enqueued_by": None,
     }
