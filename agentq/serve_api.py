@@ -125,7 +125,7 @@ def build(args: argparse.Namespace, redis_url: str):
                                [app for app in _app_targets(app_specs(args)) if not isinstance(app, str)]),
     )
     retention = getattr(args, "retention", None) or RetentionPolicy.from_env()
-    backed = redis_services(redis_url, retention=retention, webhooks=webhooks)
+    backed = redis_services(redis_url, retention=retention, webhooks=webhooks, apps=settings.app_names)
     app = create_app(
         settings, backed.services, stats_provider=backed.stats_provider, on_shutdown=backed.aclose,
         edge=EdgeSettings.from_env(),

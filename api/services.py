@@ -23,10 +23,11 @@ class RedisBackedServices:
         await self.client.aclose()
 
 
-def redis_services(redis_url: str, *, retention=None, webhooks=None) -> RedisBackedServices:
+def redis_services(redis_url: str, *, retention=None, webhooks=None, apps: list[str] | None = None
+                   ) -> RedisBackedServices:
     """Services on ``redis_url`` (connections open lazily on the loop that first uses them); ``retention``: a
     worker.retention.RetentionPolicy, ``webhooks`` a worker.webhook_config.WebhookSettings (default: the
-    defaults)."""
+    defaults); ``apps``: the apps served (their run queues are in /metrics before any worker announced them)."""
     from worker.client import AgentqClient
 
     from .stats import client_stats_provider
@@ -34,4 +35,4 @@ def redis_services(redis_url: str, *, retention=None, webhooks=None) -> RedisBac
     client = AgentqClient(redis_url, retention=retention, webhooks=webhooks)
     services = Services(session_service=client.session_service, artifact_service=client.artifact_service,
                         queue=client)
-    return RedisBackedServices(services=services, stats_provider=client_stats_provider(client), client=client)
+    return RedisBackedServices(services=services, stats_provider=client_stats_provider(client, apps), client=client)

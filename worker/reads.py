@@ -60,14 +60,16 @@ class OpsReads:
         self._alive = (now, workers)
         return workers
 
-    async def queue_depth(self) -> int:
+    async def queue_depth(self, apps: list[str] | None = None) -> int:
         """Run jobs waiting in the broker, over every run queue (``queue_depths``)."""
-        return sum((await self.queue_depths()).values())
+        return sum((await self.queue_depths(apps)).values())
 
-    async def queue_depths(self) -> dict[str, int]:
+    async def queue_depths(self, apps: list[str] | None = None) -> dict[str, int]:
         """Messages waiting in each run queue: the shared one (``worker.dispatch.QUEUE``) and those of the apps the
-        workers announced, by this process's ``AGENTQ_APP_QUEUES`` (``worker.run_queues``)."""
-        queues = self._store.dispatcher.queues.queues_for(await self.announced_apps())
+        workers announced and of ``apps`` (those an API serves: their jobs queue before any worker announced
+        itself), by this process's ``AGENTQ_APP_QUEUES`` (``worker.run_queues``)."""
+        served = sorted({*(await self.announced_apps()), *(apps or [])})
+        queues = self._store.dispatcher.queues.queues_for(served)
         pipe = self._store.redis.pipeline(transaction=False)
         for queue in queues:
             pipe.llen(queue)

@@ -51,7 +51,7 @@ async def summary(
     counts = await client.ops.status_counts(apps, users)
     workers = await client.ops.alive_workers()
     return SummaryOut(
-        counts=counts, sampled=False, queue_depth=await client.ops.queue_depth(), workers_alive=len(workers),
+        counts=counts, sampled=False, queue_depth=await client.ops.queue_depth(settings.app_names), workers_alive=len(workers),
         workers=[WorkerOut(name=w.name, last_beat=w.last_beat, apps=w.apps) for w in workers],
     )
 

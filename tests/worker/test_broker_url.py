@@ -13,7 +13,8 @@ from runtime.errors import UsageError
 from runtime.redis_store.launcher import find_redis_server, free_port
 from worker.broker import broker_url, kombu_broker
 from worker.celery_app import make_celery
-from worker.dispatch import QUEUE, RUN_TASK, Dispatcher
+from worker.dispatch import RUN_TASK, Dispatcher
+from worker.run_queues import APP_QUEUE_PREFIX
 
 
 def test_the_broker_defaults_to_the_store_and_agentq_broker_url_overrides_it():
@@ -68,8 +69,9 @@ def sentinel_url(tmp_path):
 async def test_run_jobs_reach_a_broker_found_through_sentinel(sentinel_url):
     url, master_port = sentinel_url
     await Dispatcher(broker_url=url).send("e-through-sentinel", ["weather", "ann", "s1"])
-    assert redis.Redis(port=master_port).llen(QUEUE) == 1
+    queue = APP_QUEUE_PREFIX + "weather"  # each app's run jobs go to its own queue (worker.run_queues)
+    assert redis.Redis(port=master_port).llen(queue) == 1
     with make_celery(url).connection_for_read() as connection:
-        message = connection.SimpleQueue(QUEUE).get(timeout=5)
+        message = connection.SimpleQueue(queue).get(timeout=5)
         assert (message.headers["task"], message.decode()[0]) == (RUN_TASK, ["e-through-sentinel", ["weather", "ann", "s1"]])
         message.ack()
