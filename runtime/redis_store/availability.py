@@ -21,8 +21,15 @@ _CLUSTER_IN_FLUX = (redis_errors.ClusterError, redis_errors.SlotNotCoveredError)
 no master known. Both pass once the cluster has promoted a replica."""
 
 
+_CLOSED_TRANSPORT = "the handler is closed"
+"""uvloop's words when a command is written to a connection whose peer went away (a master killed mid-write):
+it raises RuntimeError, not OSError, and redis-py passes it through as it is."""
+
+
 def is_store_unavailable(exc: BaseException) -> bool:
     """True for a lost or refused connection, a timeout, or a server that cannot take the command just now."""
+    if isinstance(exc, RuntimeError) and _CLOSED_TRANSPORT in str(exc):
+        return True
     if isinstance(exc, redis_errors.AuthenticationError | redis_errors.AuthorizationError):
         return False  # a configuration mistake: retrying will not fix it
     if isinstance(exc, redis_errors.ConnectionError | redis_errors.TimeoutError | redis_errors.ReadOnlyError):
