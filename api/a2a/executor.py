@@ -116,7 +116,7 @@ class AgentqExecutor(AgentExecutor):
             record = await self.client.get(context.task_id)
             after = await self.client.stream_position(context.task_id)
             answer = answer_of(context.message, record.pending_calls)
-            await self.client.respond(context.task_id, [answer], actor={"principal": "a2a", "client": None})
+            await self.client.respond(context.task_id, [answer], actor=self._actor(context))
             await updater.start_work()
             await self._follow(updater, context.task_id, after)
             return
@@ -142,11 +142,14 @@ class AgentqExecutor(AgentExecutor):
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
         updater = TaskUpdater(event_queue, context.task_id, context.context_id)
         try:
-            await self.client.cancel(context.task_id, "cancelled over A2A",
-                                     actor={"principal": "a2a", "client": None})
+            await self.client.cancel(context.task_id, "cancelled over A2A", actor=self._actor(context))
         except InvalidTransitionError:
             pass  # it settled meanwhile: the task keeps the state it reached
         await updater.cancel()
+
+    def _actor(self, context: RequestContext) -> dict:
+        """Who answers or cancels, for the audit trail: the authenticated caller (as the HTTP routes record it)."""
+        return {"principal": self.user_of(context), "client": None}
 
     async def _session(self, user: str, session_id: str) -> None:
         """The A2A context's session, made on its first task."""

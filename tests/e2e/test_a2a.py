@@ -72,6 +72,13 @@ def test_a_task_parks_on_input_required_and_the_answer_resumes_the_same_invocati
         assert "Paid $250.00" in done.artifacts[0].parts[0].text
         record = httpx.get(f"{stack.base_url}/invocations/{task.id}").json()
         assert record["status"] == "completed"
+        from worker.client import AgentqClient
+
+        agentq = AgentqClient(stack.redis.url, reads_only=True)
+        try:  # the audit names the caller who answered (auth off: the loopback principal), as over HTTP
+            assert [(e.action, e.principal) for e in (await agentq.get(task.id)).audit] == [("answer", "loopback")]
+        finally:
+            await agentq.aclose()
         stored = await client.get_task(GetTaskRequest(id=task.id))
         assert stored.status.state == TaskState.TASK_STATE_COMPLETED
 
