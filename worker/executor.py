@@ -15,9 +15,8 @@ from google.genai import types
 
 from runtime.errors import AppNotFoundError, FencedOutError, InvocationTimeoutError, RetryableModelError
 from runtime.events import Event
-from runtime.redis_store import streams
+from runtime.redis_store import fencing, streams
 from runtime.redis_store.availability import is_store_unavailable
-from runtime.sessions.redis_session_service import current_fence
 
 from . import attempts, audit, lease, recovery
 from .answer_check import answer_shapes, shape_for
@@ -157,7 +156,9 @@ class Executor:
     async def run_claim(self, claim: Claim) -> None:
         """Run a claimed invocation in this process until it settles, is handed back or loses its lease."""
         record = claim.record
-        current_fence.set(claim.fence)
+        # Every write of this task, its AgentTool child sessions' included, is fenced by this lease: a child is
+        # part of this invocation, not a writer of its own (runtime.redis_store.fencing).
+        fencing.hold(claim.fence, claim.where.app, claim.where.user, claim.where.session)
         log.info("invocation %s: running (attempt %d)", record.id, record.attempts)
         try:
             runner = self.runners.get(record.app_name)
@@ -186,7 +187,8 @@ class Executor:
             if is_store_unavailable(exc):  # Redis away for a moment: not the run's fault
                 await recovery.hand_back_when_reachable(self.store, claim, exc)
                 return
-            log.warning("invocation %s: failed: %s: %s", record.id, type(exc).__name__, exc)
+            # its traceback, once; the settle's line below says the outcome
+            log.warning("invocation %s: run raised %s", record.id, type(exc).__name__, exc_info=exc)
             status, detail = "failed", {"error": {"type": type(exc).__name__, "message": str(exc)}}
         if status != "settled":
             await self._settle(claim, status, detail)
@@ -196,7 +198,7 @@ class Executor:
         if outcome == "lost":
             log.info("invocation %s: lease lost before settling as %s", claim.record.id, status)
             return
-        _log_settled(claim, status, next_head)
+        _log_settled(claim, status, next_head, detail.get("error"))
 
     async def _run_until_settled(self, claim: Claim, runner: Any) -> tuple[str, dict]:
         """Run (again after a retryable model error, or when responses arrived while running) until settled.
@@ -319,6 +321,8 @@ class Executor:
         return []
 
 
-def _log_settled(claim: Claim, status: str, next_head: str) -> None:
+def _log_settled(claim: Claim, status: str, next_head: str, error: dict | None = None) -> None:
     # Only a log line: the settle script wrote the status entry and lease.settle sent the next head's job.
-    log.info("invocation %s: %s%s", claim.record.id, status, f" (next: {next_head})" if next_head else "")
+    # A failure says why in the same line (a tool's traceback was logged where it raised, once).
+    why = f": {error.get('type')}: {error.get('message')}" if error else ""
+    log.info("invocation %s: %s%s%s", claim.record.id, status, why, f" (next: {next_head})" if next_head else "")

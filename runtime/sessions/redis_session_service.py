@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from contextvars import ContextVar
 from typing import Any
 
 from .._lent import LentList
@@ -23,6 +22,8 @@ from ..ids import new_session_id
 from ..redis_store import keys
 from ..redis_store.codec import encode_pairs, flat_to_dict, json_mapping, text
 from ..redis_store.connection import LoopClients
+from ..redis_store.fencing import current_fence as current_fence  # where the worker and tests set it
+from ..redis_store.fencing import fence_for
 from ..redis_store.scripts import COMMIT_EVENT, CREATE_SESSION, READ_SESSION, READ_SESSION_SINCE
 from ..redis_store.session_layout import build_session, commit_keys, create_keys, read_keys, session_keys
 from ..redis_store.slots import shard_of
@@ -35,14 +36,6 @@ from .state import check_serialisable, split_by_scope
 _Held = tuple[CachedHistory | None]
 """A read through the history cache: the cached entry it asked to be checked (None when there was none)."""
 
-
-
-current_fence: ContextVar[int | None] = ContextVar("agentq_current_fence", default=None)
-"""The fencing token of the session lease the current asyncio task holds; None: commit without a fence check
-(in-process runs and tests). A worker's claim INCRs the session's fence key and sets this to the value for the
-invocation's task (``worker.executor``); every commit of that task carries it, and the commit script refuses
-one that is not the fence key's current value with ``FencedOutError``, writing nothing. So a worker that lost
-its lease can never write after the new holder started."""
 
 
 class RedisSessionService(BaseSessionService):
@@ -281,19 +274,20 @@ class RedisSessionService(BaseSessionService):
     async def _commit(self, session: Session, event: Event) -> None:
         app, user, sid = session.app_name, session.user_id, session.id
         scopes = split_by_scope(event.actions.state_delta) if event.actions.state_delta else _NO_DELTA
-        fence = current_fence.get()
-        script_keys = commit_keys(app, user, sid, self._app_apart)
+        fence_key, fence = fence_for(app, user, sid)  # an AgentTool's child: its parent's lease (redis_store.fencing)
+        script_keys = {**commit_keys(app, user, sid, self._app_apart), "fence": fence_key}
         raw = event.to_json()
         # Retrying is safe: a commit that landed before its reply was lost is recognised and not repeated.
         reply = await COMMIT_EVENT(
             self._clients.mux(), **script_keys, expected_version=session.version,
-            fence_token="" if fence is None else str(fence), event_json=raw,
+            fence_token=fence, event_json=raw,
             timestamp=repr(event.timestamp), invocation_id=event.invocation_id, **self._trim,
             state_pairs=_delta_args(scopes, self._app_apart), retry=True)
         outcome = text(reply[0])
         if outcome == "fenced":
             raise FencedOutError(
-                f"session {sid!r}: fencing token {fence!r} is not the current one ({text(reply[1]) or None!r})"
+                f"session {sid!r}: fencing token {fence!r} of {fence_key!r} is not the current one "
+                f"({text(reply[1]) or None!r})"
             )
         if outcome == "stale":
             raise StaleSessionError(
