@@ -64,8 +64,8 @@ class RedisArtifactService(BaseArtifactService):
             index=keys.artifact_index(app_name, user_id, scope), fence=fence_key, fence_token=token,
             entry=json.dumps(entry), filename=filename)
         if text(reply[0]) == "fenced":
-            raise FencedOutError(f"artifact {filename!r} of session {session_id!r}: fencing token {token!r} of "
-                                 f"{fence_key!r} is not the current one ({text(reply[1]) or None!r})")
+            raise FencedOutError(f"artifact {filename!r} of session {session_id!r}: fencing token {int(token)!r} is "
+                                 f"not the current one ({text(reply[1]) or None!r}), checked at {fence_key!r}")
         return int(reply[1])
 
     async def _entry(self, app_name, user_id, session_id, filename, version) -> tuple[int, Any] | None:

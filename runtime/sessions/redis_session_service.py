@@ -286,8 +286,8 @@ class RedisSessionService(BaseSessionService):
         outcome = text(reply[0])
         if outcome == "fenced":
             raise FencedOutError(
-                f"session {sid!r}: fencing token {fence!r} of {fence_key!r} is not the current one "
-                f"({text(reply[1]) or None!r})"
+                f"session {sid!r}: fencing token {int(fence)!r} is not the current one ({text(reply[1]) or None!r}), "
+                f"checked at {fence_key!r}"
             )
         if outcome == "stale":
             raise StaleSessionError(
