@@ -15,8 +15,9 @@ from google.genai import types
 
 from runtime.errors import AppNotFoundError, FencedOutError, InvocationTimeoutError, RetryableModelError
 from runtime.events import Event
-from runtime.redis_store import fencing, streams
+from runtime.redis_store import streams
 from runtime.redis_store.availability import is_store_unavailable
+from runtime.sessions.redis_session_service import hold_lease
 
 from . import attempts, audit, lease, recovery
 from .answer_check import answer_shapes, shape_for
@@ -157,8 +158,8 @@ class Executor:
         """Run a claimed invocation in this process until it settles, is handed back or loses its lease."""
         record = claim.record
         # Every write of this task, its AgentTool child sessions' included, is fenced by this lease: a child is
-        # part of this invocation, not a writer of its own (runtime.redis_store.fencing).
-        fencing.hold(claim.fence, claim.where.app, claim.where.user, claim.where.session)
+        # part of this invocation, not a writer of its own (runtime.sessions.redis_session_service).
+        hold_lease(claim.fence, claim.where.app, claim.where.user, claim.where.session)
         log.info("invocation %s: running (attempt %d)", record.id, record.attempts)
         try:
             runner = self.runners.get(record.app_name)

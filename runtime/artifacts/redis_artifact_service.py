@@ -17,8 +17,8 @@ from ..errors import FencedOutError
 from ..redis_store import keys
 from ..redis_store.codec import text
 from ..redis_store.connection import LoopClients
-from ..redis_store.fencing import fence_for
 from ..redis_store.scripts import ARTIFACT_SAVE
+from ..sessions.redis_session_service import fence_for
 from .artifact_version import MAX_VERSION, ArtifactVersion, canonical_uri, mime_type_of
 from .base_artifact_service import BaseArtifactService, is_user_scoped
 from .rewind_tombstone import is_rewind_tombstone
@@ -39,7 +39,7 @@ def _decode(raw: str | bytes) -> tuple[types.Part, dict[str, Any]]:
 class RedisArtifactService(BaseArtifactService):
     """Every save appends a version (numbered from 0) and records the filename in its scope's index.
 
-    A save from a worker's run is fenced like its event commits (``redis_store.fencing``): once the run lost its
+    A save from a worker's run is fenced like its event commits (``sessions.redis_session_service``): once the run lost its
     lease (cancelled, rewound, taken over) a late save raises ``FencedOutError`` and stores nothing.
     """
 

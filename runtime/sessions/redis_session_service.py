@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from contextvars import ContextVar
 from typing import Any
 
 from .._lent import LentList
@@ -22,8 +23,6 @@ from ..ids import new_session_id
 from ..redis_store import keys
 from ..redis_store.codec import encode_pairs, flat_to_dict, json_mapping, text
 from ..redis_store.connection import LoopClients
-from ..redis_store.fencing import current_fence as current_fence  # where the worker and tests set it
-from ..redis_store.fencing import fence_for
 from ..redis_store.scripts import COMMIT_EVENT, CREATE_SESSION, READ_SESSION, READ_SESSION_SINCE
 from ..redis_store.session_layout import build_session, commit_keys, create_keys, read_keys, session_keys
 from ..redis_store.slots import shard_of
@@ -36,6 +35,50 @@ from .state import check_serialisable, split_by_scope
 _Held = tuple[CachedHistory | None]
 """A read through the history cache: the cached entry it asked to be checked (None when there was none)."""
 
+
+
+# Fencing: the lease an asyncio task writes under, and the fence key and token each of its writes presents.
+# A worker's claim INCRs its session's fence key and runs the invocation in a task that carries the token
+# (``current_fence``) and the session whose lease it holds (``current_lease_session``). Every write of that task
+# that must not outlive the lease (an event commit here, an artifact save in ``artifacts.redis_artifact_service``)
+# checks the token against the fence key in the same script as the write, so a cancelled, rewound or superseded
+# run writes nothing more.
+#
+# A run writes to more than its own session: an AgentTool runs its agent in a child session of the same app and
+# user (``tools.agent_tool_session``). A child is part of its parent's invocation, not a writer of its own, so its
+# writes are fenced by the *parent's* lease: cancelling the parent, or a worker taking it over, fences the child
+# out at once, and the child needs no claim, heartbeat or reaper entry. The parent's fence key and the child's
+# keys share the user's hash tag, so the check stays in one script on a Redis Cluster.
+
+current_fence: ContextVar[int | None] = ContextVar("agentq_current_fence", default=None)
+"""The fencing token of the session lease the current asyncio task holds; None: write without a fence check
+(in-process runs, the API, tests). A write that presents a token that is not the fence key's current value is
+refused (``FencedOutError``) and writes nothing."""
+
+current_lease_session: ContextVar[tuple[str, str, str] | None] = ContextVar("agentq_lease_session", default=None)
+"""``(app, user, session id)`` whose lease ``current_fence`` belongs to (set by the worker's executor). None:
+the token belongs to the session being written (a rewind holds that session's own lease)."""
+
+
+def hold_lease(token: int, app_name: str, user_id: str, session_id: str) -> None:
+    """Make the current task write under the lease of this session with this token (for the rest of the task)."""
+    current_fence.set(token)
+    current_lease_session.set((app_name, user_id, session_id))
+
+
+def fence_for(app_name: str, user_id: str, session_id: str) -> tuple[str, str]:
+    """The fence key and the token (``''``: unchecked) a write to this session presents.
+
+    A session of the same app and user as the held lease (the lease's own, or an AgentTool's child session) is
+    fenced by that lease; any other by its own fence key, which a token of another session never matches.
+    """
+    token = current_fence.get()
+    if token is None:
+        return keys.session_fence(app_name, user_id, session_id), ""
+    holder = current_lease_session.get()
+    if holder is not None and holder[:2] == (app_name, user_id):
+        return keys.session_fence(*holder), str(token)
+    return keys.session_fence(app_name, user_id, session_id), str(token)
 
 
 class RedisSessionService(BaseSessionService):
@@ -274,7 +317,7 @@ class RedisSessionService(BaseSessionService):
     async def _commit(self, session: Session, event: Event) -> None:
         app, user, sid = session.app_name, session.user_id, session.id
         scopes = split_by_scope(event.actions.state_delta) if event.actions.state_delta else _NO_DELTA
-        fence_key, fence = fence_for(app, user, sid)  # an AgentTool's child: its parent's lease (redis_store.fencing)
+        fence_key, fence = fence_for(app, user, sid)  # an AgentTool's child: its parent's lease (see above)
         script_keys = {**commit_keys(app, user, sid, self._app_apart), "fence": fence_key}
         raw = event.to_json()
         # Retrying is safe: a commit that landed before its reply was lost is recognised and not repeated.

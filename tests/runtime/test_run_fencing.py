@@ -1,6 +1,6 @@
 """Fenced writes on a real redis-server (one node, and a three-master Cluster): an artifact save checks the run's
 fencing token in the same script as the write, and an AgentTool's child session is fenced by the lease of the run
-that made it (``runtime.redis_store.fencing``)."""
+that made it (``runtime.sessions.redis_session_service``)."""
 
 from __future__ import annotations
 
@@ -12,9 +12,10 @@ from google.genai import types
 from runtime.artifacts import RedisArtifactService
 from runtime.errors import FencedOutError
 from runtime.events import Event
-from runtime.redis_store import fencing, keys
+from runtime.redis_store import keys
 from runtime.redis_store.redis_url import redis_client_from_url
 from runtime.sessions import RedisSessionService
+from runtime.sessions.redis_session_service import hold_lease
 
 APP, USER, PARENT, CHILD = "app", "ann", "parent", "child"
 REPORT = types.Part(text="report")
@@ -38,7 +39,7 @@ async def _under(token: int, lease_session: str, write):
     """``write()`` in a task of its own that holds the lease of ``lease_session`` with ``token`` (as a worker's
     invocation task does); what it returns or raises."""
     async def run():
-        fencing.hold(token, APP, USER, lease_session)
+        hold_lease(token, APP, USER, lease_session)
         return await write()
 
     return await asyncio.create_task(run())

@@ -1,5 +1,5 @@
 -- Save one artifact version, fenced like an event commit: a run that lost its lease (cancelled, rewound, taken
--- over) writes nothing, checked in the same step as the write (runtime.redis_store.fencing).
+-- over) writes nothing, checked in the same step as the write (runtime.sessions.redis_session_service: fence_for).
 -- KEYS: versions, index, fence
 -- ARGV: fence_token, entry, filename
 --   fence_token: the writer's token ('' = unchecked: a save from outside a run)
