@@ -318,7 +318,9 @@ class RedisSessionService(BaseSessionService):
         app, user, sid = session.app_name, session.user_id, session.id
         scopes = split_by_scope(event.actions.state_delta) if event.actions.state_delta else _NO_DELTA
         fence_key, fence = fence_for(app, user, sid)  # an AgentTool's child: its parent's lease (see above)
-        script_keys = {**commit_keys(app, user, sid, self._app_apart), "fence": fence_key}
+        script_keys = commit_keys(app, user, sid, self._app_apart)
+        if fence_key != script_keys["fence"]:
+            script_keys = {**script_keys, "fence": fence_key}
         raw = event.to_json()
         # Retrying is safe: a commit that landed before its reply was lost is recognised and not repeated.
         reply = await COMMIT_EVENT(

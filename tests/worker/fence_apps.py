@@ -101,7 +101,7 @@ async def _save_when_told(tool_context: ToolContext) -> None:
         await client.rpush(started_key(invocation_id), "1")
         await client.blpop([go_key(invocation_id)], timeout=60)
         try:
-            await tool_context.save_artifact("report.txt", types.Part(text="late report"))
+            await tool_context.save_artifact("report.txt", types.Part(text=f"report of {invocation_id}"))
             outcome = "saved"
         except FencedOutError:
             outcome = "fenced"

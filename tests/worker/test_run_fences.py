@@ -99,11 +99,36 @@ async def test_an_artifact_saved_after_its_invocation_was_cancelled_is_refused_a
     redis = client._store.redis
     assert await redis.blpop([started_key(invocation_id)], timeout=30) is not None
     await client.cancel(invocation_id, "no longer needed")
-    await redis.rpush(go_key(invocation_id), "go")
-    _, outcome = await redis.blpop([outcome_key(invocation_id)], timeout=30)
-    assert (outcome.decode() if isinstance(outcome, bytes) else outcome) == "fenced"
+    assert await _outcome(redis, invocation_id) == "fenced"
     assert await client.artifact_service.load_artifact(
         app_name="late_artifact", user_id=user, session_id=session.id, filename="report.txt") is None
     assert await client.artifact_service.list_artifact_keys(
         app_name="late_artifact", user_id=user, session_id=session.id) == []
     assert (await client.get(invocation_id)).status == "cancelled"
+
+
+async def _outcome(redis, invocation_id: str) -> str:
+    """Let the invocation's tool save its artifact; what became of the save."""
+    await redis.rpush(go_key(invocation_id), "go")
+    _, outcome = await redis.blpop([outcome_key(invocation_id)], timeout=30)
+    return outcome.decode() if isinstance(outcome, bytes) else outcome
+
+
+async def test_an_artifact_saved_by_a_run_rolled_back_by_a_second_message_is_refused_and_not_stored(
+        fence_workers, client, user):
+    session = await client.create_session("late_artifact", user)
+    first = await client.enqueue("late_artifact", user, session.id, "write the report")
+    redis = client._store.redis
+    assert await redis.blpop([started_key(first)], timeout=30) is not None
+    second = await client.enqueue("late_artifact", user, session.id, "write it again", strategy="rollback")
+    assert await _outcome(redis, first) == "fenced"
+    assert await redis.blpop([started_key(second)], timeout=30) is not None
+    assert await _outcome(redis, second) == "saved"
+    await _settled(client, second, "completed")
+    versions = await client.artifact_service.list_artifact_versions(
+        app_name="late_artifact", user_id=user, session_id=session.id, filename="report.txt")
+    loaded = [await client.artifact_service.load_artifact(app_name="late_artifact", user_id=user,
+                                                          session_id=session.id, filename="report.txt", version=v.version)
+              for v in versions]
+    assert [part.text for part in loaded] == [f"report of {second}"]
+    assert (await client.get(first)).status == "cancelled"
