@@ -171,7 +171,16 @@ class Executor:
                     status, detail = await self._run_until_settled(claim, runner)
             except TimeoutError:
                 raise InvocationTimeoutError(f"invocation {record.id!r} ran past its {limit:g}s time limit") from None
-        except (FencedOutError, LeaseLost):
+        except FencedOutError as exc:
+            if not await lease.is_held(self.store, claim):
+                log.info("invocation %s: lease lost, stopping without writing", record.id)
+                return
+            # The lease is still this run's: the refused write was to a session this lease does not cover (not a
+            # lost lease). Stopping silently would leave the lease to expire, and the reaper would take that for
+            # a dead worker and quarantine a run that fails the same way again.
+            log.error("invocation %s: a write was refused while its lease is held: %s", record.id, exc)
+            status, detail = "failed", {"error": {"type": "FencedOutError", "message": str(exc)}}
+        except LeaseLost:
             log.info("invocation %s: lease lost, stopping without writing", record.id)
             return
         except HandBack:

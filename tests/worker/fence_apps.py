@@ -125,3 +125,27 @@ def _reporting_turn(request: LlmRequest):
 
 late_artifact_app = App(name="late_artifact", root_agent=LlmAgent(
     name="reporter", model=ScriptedLlm(responder=_reporting_turn), tools=[write_report]))
+
+
+# --- meddling: a write to a session the run's lease does not cover -------------------------------------
+
+
+async def note_for_bo(tool_context: ToolContext) -> dict:
+    """Leave a note in another user's session (which this run holds no lease on)."""
+    from runtime.events import Event
+
+    service = tool_context.invocation_context.session_service
+    theirs = await service.create_session(app_name="meddling", user_id=f"bo-of-{tool_context.invocation_id}")
+    await service.append_event(theirs, Event(invocation_id=tool_context.invocation_id, author="meddler",
+                                             content=types.Content(role="model", parts=[types.Part(text="hi")])))
+    return {"noted": True}
+
+
+def _meddling_turn(request: LlmRequest):
+    if not _responses(request):
+        return types.FunctionCall(name="note_for_bo", args={})
+    return "Noted."
+
+
+meddling_app = App(name="meddling", root_agent=LlmAgent(
+    name="meddler", model=ScriptedLlm(responder=_meddling_turn), tools=[note_for_bo]))

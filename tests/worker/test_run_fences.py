@@ -4,7 +4,9 @@
   child's real answer, no "lease lost", no suspicion, no quarantine.
 - A tool that raises fails the invocation as a ToolError naming the tool and the exception, with one traceback
   in the worker's log.
-- An artifact saved after the invocation was cancelled is refused and not stored.
+- An artifact saved after the invocation was cancelled (or rolled back) is refused and not stored.
+- A write refused while the run still holds its lease fails the invocation at once: it is not a lost lease, and
+  no reaper takes it for a dead worker.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from tests.worker.fence_apps import go_key, outcome_key, started_key
 from tests.worker.test_worker_e2e import _settled
 
 APPS = ",".join(f"tests.worker.fence_apps:{name}"
-                for name in ("translating_app", "failing_tool_app", "late_artifact_app"))
+                for name in ("translating_app", "failing_tool_app", "late_artifact_app", "meddling_app"))
 WORKER = "fence-w1"
 LOG_RECORD = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} ")
 
@@ -132,3 +134,17 @@ async def test_an_artifact_saved_by_a_run_rolled_back_by_a_second_message_is_ref
               for v in versions]
     assert [part.text for part in loaded] == [f"report of {second}"]
     assert (await client.get(first)).status == "cancelled"
+
+
+async def test_a_write_refused_while_the_lease_is_held_fails_the_invocation_instead_of_quarantining_it(
+        fence_workers, client, user):
+    session = await client.create_session("meddling", user)
+    invocation_id = await client.enqueue("meddling", user, session.id, "leave bo a note")
+    record = await client.wait(invocation_id, timeout=30)
+    assert record.status == "failed"
+    assert record.error.type == "FencedOutError"
+    assert "is not the current one (None), checked at 'agentq:{meddling/bo-of-" in record.error.message
+    fields = await _record_fields(client, invocation_id)
+    assert (fields.get("suspected", "0"), fields["attempts"]) == ("0", "1")
+    lines = _lines_about(fence_workers.log(), invocation_id)
+    assert [line for line in lines if "lease lost" in line or "quarantine" in line] == []
