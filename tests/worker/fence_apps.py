@@ -17,7 +17,7 @@ from runtime.agents import LlmAgent
 from runtime.apps import App
 from runtime.errors import FencedOutError
 from runtime.models import LlmRequest, ScriptedLlm
-from runtime.tools import AgentTool, ToolContext
+from runtime.tools import AgentTool, FunctionTool, ToolContext
 
 
 def _responses(request: LlmRequest) -> list[types.FunctionResponse]:
@@ -149,3 +149,31 @@ def _meddling_turn(request: LlmRequest):
 
 meddling_app = App(name="meddling", root_agent=LlmAgent(
     name="meddler", model=ScriptedLlm(responder=_meddling_turn), tools=[note_for_bo]))
+
+
+# --- banking: an AgentTool whose agent waits for a confirmation ----------------------------------------
+
+
+def send_money(amount: int, to: str) -> dict:
+    """Send money."""
+    return {"status": "sent", "amount": amount, "to": to}
+
+
+def _teller_turn(request: LlmRequest):
+    answered = _responses(request)
+    if not answered:
+        return types.FunctionCall(name="send_money", args={"amount": 500, "to": "bo"})
+    return f"Sent: {answered[-1].response}"
+
+
+def _bank_turn(request: LlmRequest):
+    answered = _responses(request)
+    if not answered:
+        return types.FunctionCall(name="teller", args={"request": _user_text(request)})
+    return f"Done. {(answered[-1].response or {}).get('result')}"
+
+
+teller = LlmAgent(name="teller", description="Moves money.", model=ScriptedLlm(responder=_teller_turn),
+                  tools=[FunctionTool(send_money, require_confirmation=True)])
+banking_app = App(name="banking", root_agent=LlmAgent(
+    name="bank", model=ScriptedLlm(responder=_bank_turn), tools=[AgentTool(agent=teller)]))

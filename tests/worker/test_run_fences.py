@@ -22,7 +22,8 @@ from tests.worker.fence_apps import go_key, outcome_key, started_key
 from tests.worker.test_worker_e2e import _settled
 
 APPS = ",".join(f"tests.worker.fence_apps:{name}"
-                for name in ("translating_app", "failing_tool_app", "late_artifact_app", "meddling_app"))
+                for name in ("translating_app", "failing_tool_app", "late_artifact_app", "meddling_app",
+                                 "banking_app"))
 WORKER = "fence-w1"
 LOG_RECORD = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} ")
 
@@ -71,6 +72,24 @@ async def test_an_agent_tool_on_a_worker_answers_under_its_parents_lease_without
     # the child session went with its answer: only the parent's session is left
     listed = await client.session_service.list_sessions(app_name="translating", user_id=user)
     assert [s.id for s in listed.sessions] == [session.id]
+
+
+async def test_an_agent_tool_paused_on_a_confirmation_resumes_under_the_next_claims_lease(
+        fence_workers, client, user):
+    session = await client.create_session("banking", user)
+    invocation_id = await client.enqueue("banking", user, session.id, "send 500 to bo")
+    record = await _settled(client, invocation_id, "parked")
+    [pending] = record.pending_calls
+    assert (pending.kind, pending.args["originalFunctionCall"]["name"]) == ("confirmation", "send_money")
+    await client.approve(invocation_id)
+    await _settled(client, invocation_id, "completed")
+    session = await client.session_service.get_session(app_name="banking", user_id=user, session_id=session.id)
+    assert session.events[-1].content.parts[0].text == (
+        "Done. Sent: {'status': 'sent', 'amount': 500, 'to': 'bo'}")
+    fields = await _record_fields(client, invocation_id)
+    assert (fields.get("suspected", "0"), fields["attempts"]) == ("0", "2")
+    lines = _lines_about(fence_workers.log(), invocation_id)
+    assert [line for line in lines if "lease lost" in line or "quarantine" in line] == []
 
 
 async def test_a_tool_that_raises_fails_the_invocation_as_a_tool_error_naming_the_tool_with_one_traceback(
