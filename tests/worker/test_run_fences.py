@@ -1,7 +1,8 @@
 """A run writes only under its lease, and fails in words that name what failed, on real ``agentq worker`` processes.
 
 - An AgentTool's child session is written under its parent invocation's lease: the parent completes with the
-  child's real answer, no "lease lost", no suspicion, no quarantine.
+  child's real answer, no "lease lost", no suspicion, no quarantine; one paused on a confirmation resumes under
+  the next claim's lease, its tool journaled as a call of the parent invocation.
 - A tool that raises fails the invocation as a ToolError naming the tool and the exception, with one traceback
   in the worker's log.
 - An artifact saved after the invocation was cancelled (or rolled back) is refused and not stored.
@@ -21,9 +22,8 @@ from tests.worker.conftest import ROOT, WorkerPool
 from tests.worker.fence_apps import go_key, outcome_key, started_key
 from tests.worker.test_worker_e2e import _settled
 
-APPS = ",".join(f"tests.worker.fence_apps:{name}"
-                for name in ("translating_app", "failing_tool_app", "late_artifact_app", "meddling_app",
-                                 "banking_app"))
+APPS = ",".join(f"tests.worker.fence_apps:{name}" for name in (
+    "translating_app", "banking_app", "failing_tool_app", "late_artifact_app", "meddling_app"))
 WORKER = "fence-w1"
 LOG_RECORD = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} ")
 
