@@ -55,15 +55,17 @@ current_fence: ContextVar[int | None] = ContextVar("agentq_current_fence", defau
 (in-process runs, the API, tests). A write that presents a token that is not the fence key's current value is
 refused (``FencedOutError``) and writes nothing."""
 
-current_lease_session: ContextVar[tuple[str, str, str] | None] = ContextVar("agentq_lease_session", default=None)
-"""``(app, user, session id)`` whose lease ``current_fence`` belongs to (set by the worker's executor). None:
-the token belongs to the session being written (a rewind holds that session's own lease)."""
+current_lease_session: ContextVar[tuple[str, str, str, int] | None] = ContextVar("agentq_lease_session",
+                                                                                default=None)
+"""``(app, user, session id, token)``: the session whose lease the task holds, with its token (set by the worker's
+executor). It applies while ``current_fence`` is that token; otherwise (None, or a code path that set
+``current_fence`` alone, as a rewind does for the session it holds) the token belongs to the session written."""
 
 
 def hold_lease(token: int, app_name: str, user_id: str, session_id: str) -> None:
     """Make the current task write under the lease of this session with this token (for the rest of the task)."""
     current_fence.set(token)
-    current_lease_session.set((app_name, user_id, session_id))
+    current_lease_session.set((app_name, user_id, session_id, token))
 
 
 def fence_for(app_name: str, user_id: str, session_id: str) -> tuple[str, str]:
@@ -76,8 +78,8 @@ def fence_for(app_name: str, user_id: str, session_id: str) -> tuple[str, str]:
     if token is None:
         return keys.session_fence(app_name, user_id, session_id), ""
     holder = current_lease_session.get()
-    if holder is not None and holder[:2] == (app_name, user_id):
-        return keys.session_fence(*holder), str(token)
+    if holder is not None and holder[3] == token and holder[:2] == (app_name, user_id):
+        return keys.session_fence(*holder[:3]), str(token)
     return keys.session_fence(app_name, user_id, session_id), str(token)
 
 

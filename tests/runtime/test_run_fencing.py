@@ -15,7 +15,7 @@ from runtime.events import Event
 from runtime.redis_store import keys
 from runtime.redis_store.redis_url import redis_client_from_url
 from runtime.sessions import RedisSessionService
-from runtime.sessions.redis_session_service import hold_lease
+from runtime.sessions.redis_session_service import current_fence, hold_lease
 
 APP, USER, PARENT, CHILD = "app", "ann", "parent", "child"
 REPORT = types.Part(text="report")
@@ -101,4 +101,20 @@ async def test_a_child_session_is_written_under_the_lease_of_the_run_that_made_i
         await _under(token, PARENT, _save(artifacts, CHILD))
     stored = await sessions.get_session(app_name=APP, user_id=USER, session_id=CHILD)
     assert [e.content.parts[0].text for e in stored.events] == ["Bonjour"]
+    assert await _saved(artifacts, CHILD) == [0]
+
+
+async def test_a_token_set_alone_inside_a_run_is_checked_against_the_written_sessions_own_fence(services):
+    _, artifacts, raw = services
+    run_token = await raw.incr(keys.session_fence(APP, USER, PARENT))
+    own_token = await raw.incr(keys.session_fence(APP, USER, CHILD))  # e.g. a rewind taking that session's lease
+
+    async def rewind_inside_the_run():
+        fencing_token = current_fence.set(own_token)
+        try:
+            return await _save(artifacts, CHILD)()
+        finally:
+            current_fence.reset(fencing_token)
+
+    assert await _under(run_token, PARENT, rewind_inside_the_run) == 0
     assert await _saved(artifacts, CHILD) == [0]
