@@ -17,7 +17,7 @@ from runtime.errors import AppNotFoundError, FencedOutError, InvocationTimeoutEr
 from runtime.events import Event
 from runtime.redis_store import streams
 from runtime.redis_store.availability import is_store_unavailable
-from runtime.sessions.redis_session_service import current_fence
+from runtime.sessions.redis_session_service import hold_lease
 
 from . import attempts, audit, lease, recovery
 from .answer_check import answer_shapes, shape_for
@@ -157,7 +157,9 @@ class Executor:
     async def run_claim(self, claim: Claim) -> None:
         """Run a claimed invocation in this process until it settles, is handed back or loses its lease."""
         record = claim.record
-        current_fence.set(claim.fence)
+        # Every write of this task, its AgentTool child sessions' included, is fenced by this lease: a child is
+        # part of this invocation, not a writer of its own (runtime.sessions.redis_session_service).
+        hold_lease(claim.fence, claim.where.app, claim.where.user, claim.where.session)
         log.info("invocation %s: running (attempt %d)", record.id, record.attempts)
         try:
             runner = self.runners.get(record.app_name)
@@ -169,7 +171,16 @@ class Executor:
                     status, detail = await self._run_until_settled(claim, runner)
             except TimeoutError:
                 raise InvocationTimeoutError(f"invocation {record.id!r} ran past its {limit:g}s time limit") from None
-        except (FencedOutError, LeaseLost):
+        except FencedOutError as exc:
+            if not await lease.is_held(self.store, claim):
+                log.info("invocation %s: lease lost, stopping without writing", record.id)
+                return
+            # The lease is still this run's: the refused write was to a session this lease does not cover (not a
+            # lost lease). Stopping silently would leave the lease to expire, and the reaper would take that for
+            # a dead worker and quarantine a run that fails the same way again.
+            log.error("invocation %s: a write was refused while its lease is held: %s", record.id, exc)
+            status, detail = "failed", {"error": {"type": "FencedOutError", "message": str(exc)}}
+        except LeaseLost:
             log.info("invocation %s: lease lost, stopping without writing", record.id)
             return
         except HandBack:
@@ -186,7 +197,8 @@ class Executor:
             if is_store_unavailable(exc):  # Redis away for a moment: not the run's fault
                 await recovery.hand_back_when_reachable(self.store, claim, exc)
                 return
-            log.warning("invocation %s: failed: %s: %s", record.id, type(exc).__name__, exc)
+            # its traceback, once; the settle's line below says the outcome
+            log.warning("invocation %s: run raised %s", record.id, type(exc).__name__, exc_info=exc)
             status, detail = "failed", {"error": {"type": type(exc).__name__, "message": str(exc)}}
         if status != "settled":
             await self._settle(claim, status, detail)
@@ -196,7 +208,7 @@ class Executor:
         if outcome == "lost":
             log.info("invocation %s: lease lost before settling as %s", claim.record.id, status)
             return
-        _log_settled(claim, status, next_head)
+        _log_settled(claim, status, next_head, detail.get("error"))
 
     async def _run_until_settled(self, claim: Claim, runner: Any) -> tuple[str, dict]:
         """Run (again after a retryable model error, or when responses arrived while running) until settled.
@@ -319,6 +331,8 @@ class Executor:
         return []
 
 
-def _log_settled(claim: Claim, status: str, next_head: str) -> None:
+def _log_settled(claim: Claim, status: str, next_head: str, error: dict | None = None) -> None:
     # Only a log line: the settle script wrote the status entry and lease.settle sent the next head's job.
-    log.info("invocation %s: %s%s", claim.record.id, status, f" (next: {next_head})" if next_head else "")
+    # A failure says why in the same line (a tool's traceback was logged where it raised, once).
+    why = f": {error.get('type')}: {error.get('message')}" if error else ""
+    log.info("invocation %s: %s%s%s", claim.record.id, status, why, f" (next: {next_head})" if next_head else "")

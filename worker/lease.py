@@ -116,6 +116,12 @@ async def heartbeat(store: InvocationStore, claims: list[Claim], ttl_s: float = 
     return [bool(held) for reply in replies[: len(beats)] for held in reply]
 
 
+async def is_held(store: InvocationStore, claim: Claim) -> bool:
+    """True while the session lease is still this claim's (nobody cancelled, rewound or took it over)."""
+    held = await store.mux.execute_command("GET", _lease(claim))
+    return (held.decode() if isinstance(held, bytes) else held) == claim.token
+
+
 async def add_pending(store: InvocationStore, claim: Claim, calls: list[PendingCall]) -> bool:
     """Record long-running calls as pending as soon as their event is committed (so responses are accepted)."""
     pairs: list[str] = []

@@ -6,6 +6,7 @@ import time
 
 from google.genai import types
 
+from runtime.contexts.failures import failed_tool
 from runtime.events import Event
 
 from .record import PendingCall
@@ -32,8 +33,15 @@ def is_said(event: Event) -> bool:
 
 
 def final_status(last: Event | None) -> tuple[str, dict]:
-    """``failed`` with the model's error when the run ended on an error event, else ``completed``."""
-    if last is not None and last.error_code:
-        error = {"type": "ModelError", "message": f"{last.error_code}: {last.error_message or ''}".strip()}
-        return "failed", {"error": error}
-    return "completed", {}
+    """``failed`` when the run ended on an error event, else ``completed``.
+
+    The error is a ``ToolError`` naming the tool and its exception when a tool raised (google-adk 2.13 raises
+    the tool's own exception out of the run, never a model error), else the model's ``ModelError``."""
+    if last is None or not last.error_code:
+        return "completed", {}
+    tool = failed_tool(last)
+    if tool is not None:
+        message = f"tool {tool!r} raised {last.error_code}: {last.error_message or ''}".strip()
+        return "failed", {"error": {"type": "ToolError", "message": message}}
+    error = {"type": "ModelError", "message": f"{last.error_code}: {last.error_message or ''}".strip()}
+    return "failed", {"error": error}

@@ -13,9 +13,12 @@ from typing import Any
 
 from google.genai import types
 
+from ..errors import FencedOutError
 from ..redis_store import keys
 from ..redis_store.codec import text
 from ..redis_store.connection import LoopClients
+from ..redis_store.scripts import ARTIFACT_SAVE
+from ..sessions.redis_session_service import fence_for
 from .artifact_version import MAX_VERSION, ArtifactVersion, canonical_uri, mime_type_of
 from .base_artifact_service import BaseArtifactService, is_user_scoped
 from .rewind_tombstone import is_rewind_tombstone
@@ -34,7 +37,11 @@ def _decode(raw: str | bytes) -> tuple[types.Part, dict[str, Any]]:
 
 
 class RedisArtifactService(BaseArtifactService):
-    """Every save appends a version (numbered from 0) and records the filename in its scope's index."""
+    """Every save appends a version (numbered from 0) and records the filename in its scope's index.
+
+    A save from a worker's run is fenced like its event commits (``sessions.redis_session_service``): once the run lost its
+    lease (cancelled, rewound, taken over) a late save raises ``FencedOutError`` and stores nothing.
+    """
 
     def __init__(self, url: str | None = None, *, client=None):
         self._clients = LoopClients(url, client)
@@ -51,11 +58,15 @@ class RedisArtifactService(BaseArtifactService):
         scope = _scope(session_id, filename)
         entry = {"part": artifact.model_dump(mode="json", exclude_none=True),
                  "meta": {"createTime": time.time(), "customMetadata": dict(custom_metadata or {})}}
-        async with self._clients.get().pipeline(transaction=True) as pipe:
-            pipe.rpush(keys.artifact_versions(app_name, user_id, scope, filename), json.dumps(entry))
-            pipe.sadd(keys.artifact_index(app_name, user_id, scope), filename)
-            length, _ = await pipe.execute()
-        return length - 1
+        fence_key, token = fence_for(app_name, user_id, session_id)
+        reply = await ARTIFACT_SAVE(
+            self._clients.get(), versions=keys.artifact_versions(app_name, user_id, scope, filename),
+            index=keys.artifact_index(app_name, user_id, scope), fence=fence_key, fence_token=token,
+            entry=json.dumps(entry), filename=filename)
+        if text(reply[0]) == "fenced":
+            raise FencedOutError(f"artifact {filename!r} of session {session_id!r}: fencing token {int(token)!r} is "
+                                 f"not the current one ({text(reply[1]) or None!r}), checked at {fence_key!r}")
+        return int(reply[1])
 
     async def _entry(self, app_name, user_id, session_id, filename, version) -> tuple[int, Any] | None:
         """``(version number, raw entry)``, or None; a version Redis cannot index is not looked up at all."""

@@ -17,6 +17,10 @@ from ..events import Event
 if TYPE_CHECKING:
     from .invocation_context import InvocationContext
 
+FAILED_TOOL_KEY = "agentq:failed_tool"
+"""The ``custom_metadata`` key of the error event of a tool that raised: the tool's name, so whoever reads the
+outcome (the worker's record) can say which tool failed rather than blame the model."""
+
 
 def is_reportable(exc: BaseException) -> bool:
     """True for failures of the agent's own code or budget; False for infrastructure and usage errors."""
@@ -28,13 +32,21 @@ def is_reportable(exc: BaseException) -> bool:
     return isinstance(exc, LlmCallsLimitExceededError | ModelError | AgentRunFailedError)
 
 
-def error_event(ctx: InvocationContext, author: str, exc: BaseException) -> Event:
-    """The event reporting ``exc``: its code is the exception's own code if it has one, else its class name."""
+def error_event(ctx: InvocationContext, author: str, exc: BaseException, *, tool: str | None = None) -> Event:
+    """The event reporting ``exc``: its code is the exception's own code if it has one, else its class name.
+
+    ``tool``: the name of the tool that raised it, kept in ``custom_metadata`` (see ``failed_tool``)."""
     code = getattr(exc, "code", None) if isinstance(exc, AgentqError) else None
     return Event(
         invocation_id=ctx.invocation_id, author=author, branch=ctx.branch,
         error_code=code or type(exc).__name__, error_message=str(exc),
+        custom_metadata={FAILED_TOOL_KEY: tool} if tool is not None else None,
     )
+
+
+def failed_tool(event: Event) -> str | None:
+    """The name of the tool whose exception ``event`` reports; None for any other event."""
+    return (event.custom_metadata or {}).get(FAILED_TOOL_KEY) if event.error_code else None
 
 
 def _is_store_unavailable(exc: BaseException) -> bool:

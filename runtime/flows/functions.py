@@ -74,6 +74,8 @@ async def run_calls(
         answers = await asyncio.gather(
             *(_run_one(agent, ctx, call, tools, confirmations.get(call.id)) for call in calls)
         )
+    crashed = next(((call.name, crash) for call, (_, _, crash) in zip(calls, answers, strict=True)
+                    if crash is not None), None)
     answers, paused = agent_tool_pause.set_aside(ctx, agent.name, calls, answers)
     events = []
     parts = [part for answer_parts, _, _ in answers for part in answer_parts]
@@ -98,10 +100,9 @@ async def run_calls(
             events.insert(0, request)
             ctx.end_invocation = True
     events.extend(paused)  # long-running, so final: they end the step
-    crash = next((crash for _, _, crash in answers if crash is not None), None)
-    if crash is not None:
+    if crashed is not None:
         ctx.run.failed = True
-        events.append(failures.error_event(ctx, agent.name, crash))
+        events.append(failures.error_event(ctx, agent.name, crashed[1], tool=crashed[0]))
     return events
 
 
@@ -163,7 +164,9 @@ async def _run_one(
             raise
         if isinstance(response, _Crash):
             steps.tool_call_ended(span, error=response.error)
-            log.warning("tool %r raised in invocation %s: %r", tool.name, ctx.invocation_id, response.error)
+            # the one place the traceback is still at hand: the invocation then fails on an error event
+            log.error("invocation %s: tool %r raised %s", ctx.invocation_id, tool.name, type(response.error).__name__,
+                      exc_info=response.error)
             return [], tool_context.actions, response.error
         steps.tool_call_ended(span, response)
         if tool.is_long_running and not response:  # nothing yet: the client will answer later

@@ -67,6 +67,9 @@ SCHEDULE_SAVE = LuaScript("schedules/save")
 SCHEDULE_DELETE = LuaScript("schedules/delete")
 SCHEDULE_FIRE = LuaScript("schedules/fire")
 
+# Artifact saves from a run, fenced by the run's lease (runtime.artifacts.redis_artifact_service).
+ARTIFACT_SAVE = LuaScript("artifacts/save")
+
 ALL = {script.name: script for script in (
     CREATE_SESSION, COMMIT_EVENT, READ_SESSION, READ_SESSION_SINCE, PUBLISH_ENTRY,
     ENQUEUE, ACQUIRE, HEARTBEAT, HEARTBEAT_MANY, ADD_PENDING, CONSUME, SETTLE, RESPOND, CANCEL, RELEASE,
@@ -74,5 +77,6 @@ ALL = {script.name: script for script in (
     WEBHOOK_CLAIM, WEBHOOK_DELIVERED, WEBHOOK_RETRY, WEBHOOK_DEAD, WEBHOOK_REDELIVER,
     SESSION_IDS, PARKED_PAGE, PARKED_FINGERPRINT, RATE_ADMIT, DUE_CLAIM, DUE_SETTLE,
     SCHEDULE_SAVE, SCHEDULE_DELETE, SCHEDULE_FIRE,
+    ARTIFACT_SAVE,
 )}
 """Every script by its file name (a test checks each ``.lua`` file is here and loads)."""

@@ -37,12 +37,50 @@ _Held = tuple[CachedHistory | None]
 
 
 
+# Fencing: the lease an asyncio task writes under, and the fence key and token each of its writes presents.
+# A worker's claim INCRs its session's fence key and runs the invocation in a task that carries the token
+# (``current_fence``) and the session whose lease it holds (``current_lease_session``). Every write of that task
+# that must not outlive the lease (an event commit here, an artifact save in ``artifacts.redis_artifact_service``)
+# checks the token against the fence key in the same script as the write, so a cancelled, rewound or superseded
+# run writes nothing more.
+#
+# A run writes to more than its own session: an AgentTool runs its agent in a child session of the same app and
+# user (``tools.agent_tool_session``). A child is part of its parent's invocation, not a writer of its own, so its
+# writes are fenced by the *parent's* lease: cancelling the parent, or a worker taking it over, fences the child
+# out at once, and the child needs no claim, heartbeat or reaper entry. The parent's fence key and the child's
+# keys share the user's hash tag, so the check stays in one script on a Redis Cluster.
+
 current_fence: ContextVar[int | None] = ContextVar("agentq_current_fence", default=None)
-"""The fencing token of the session lease the current asyncio task holds; None: commit without a fence check
-(in-process runs and tests). A worker's claim INCRs the session's fence key and sets this to the value for the
-invocation's task (``worker.executor``); every commit of that task carries it, and the commit script refuses
-one that is not the fence key's current value with ``FencedOutError``, writing nothing. So a worker that lost
-its lease can never write after the new holder started."""
+"""The fencing token of the session lease the current asyncio task holds; None: write without a fence check
+(in-process runs, the API, tests). A write that presents a token that is not the fence key's current value is
+refused (``FencedOutError``) and writes nothing."""
+
+current_lease_session: ContextVar[tuple[str, str, str, int] | None] = ContextVar("agentq_lease_session",
+                                                                                default=None)
+"""``(app, user, session id, token)``: the session whose lease the task holds, with its token (set by the worker's
+executor). It applies while ``current_fence`` is that token; otherwise (None, or a code path that set
+``current_fence`` alone, as a rewind does for the session it holds) the token belongs to the session written."""
+
+
+def hold_lease(token: int, app_name: str, user_id: str, session_id: str) -> None:
+    """Make the current task write under the lease of this session with this token (for the rest of the task)."""
+    current_fence.set(token)
+    current_lease_session.set((app_name, user_id, session_id, token))
+
+
+def fence_for(app_name: str, user_id: str, session_id: str) -> tuple[str, str]:
+    """The fence key and the token (``''``: unchecked) a write to this session presents.
+
+    A session of the same app and user as the held lease (the lease's own, or an AgentTool's child session) is
+    fenced by that lease; any other by its own fence key, which a token of another session never matches.
+    """
+    token = current_fence.get()
+    if token is None:
+        return keys.session_fence(app_name, user_id, session_id), ""
+    holder = current_lease_session.get()
+    if holder is not None and holder[3] == token and holder[:2] == (app_name, user_id):
+        return keys.session_fence(*holder[:3]), str(token)
+    return keys.session_fence(app_name, user_id, session_id), str(token)
 
 
 class RedisSessionService(BaseSessionService):
@@ -281,19 +319,22 @@ class RedisSessionService(BaseSessionService):
     async def _commit(self, session: Session, event: Event) -> None:
         app, user, sid = session.app_name, session.user_id, session.id
         scopes = split_by_scope(event.actions.state_delta) if event.actions.state_delta else _NO_DELTA
-        fence = current_fence.get()
+        fence_key, fence = fence_for(app, user, sid)  # an AgentTool's child: its parent's lease (see above)
         script_keys = commit_keys(app, user, sid, self._app_apart)
+        if fence_key != script_keys["fence"]:
+            script_keys = {**script_keys, "fence": fence_key}
         raw = event.to_json()
         # Retrying is safe: a commit that landed before its reply was lost is recognised and not repeated.
         reply = await COMMIT_EVENT(
             self._clients.mux(), **script_keys, expected_version=session.version,
-            fence_token="" if fence is None else str(fence), event_json=raw,
+            fence_token=fence, event_json=raw,
             timestamp=repr(event.timestamp), invocation_id=event.invocation_id, **self._trim,
             state_pairs=_delta_args(scopes, self._app_apart), retry=True)
         outcome = text(reply[0])
         if outcome == "fenced":
             raise FencedOutError(
-                f"session {sid!r}: fencing token {fence!r} is not the current one ({text(reply[1]) or None!r})"
+                f"session {sid!r}: fencing token {int(fence)!r} is not the current one ({text(reply[1]) or None!r}), "
+                f"checked at {fence_key!r}"
             )
         if outcome == "stale":
             raise StaleSessionError(

@@ -17,6 +17,7 @@ from ..flows import agent_tool_pause
 from ..routing import pending_long_running_calls
 from ..runners import Runner
 from ._schema import schema_for
+from .agent_tool_journal import AgentToolJournal
 from .agent_tool_session import ChildSession
 from .base_tool import BaseTool
 
@@ -119,7 +120,9 @@ class AgentTool(BaseTool):
             agent=self.agent,
             session_service=parent.session_service,
             artifact_service=parent.artifact_service or InMemoryArtifactService(),
-            tool_journal=parent.tool_journal,  # the agent's own tools run at most once too
+            # the agent's own tools run at most once too, journaled as calls of the caller's invocation
+            tool_journal=AgentToolJournal(parent.tool_journal, parent.invocation_id)
+            if parent.tool_journal is not None else None,
             plugins=list(parent.plugin_manager.plugins) if self.include_plugins else None,
         )
         last = None
