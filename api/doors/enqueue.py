@@ -23,14 +23,14 @@ async def enqueue(caller: Caller, guards: Guards, queue: Any, *, app_name: str, 
     if webhook is not None:
         await guards.webhook_guard.check(webhook)
     by = {} if strategy == "enqueue" else {"strategy": strategy, "actor": actor_of(caller)}
-    named = {} if invocation_id is None else {"invocation_id": invocation_id}
+    given = {name: value for name, value in (("park_timeout", park_timeout), ("webhook", webhook),
+                                             ("invocation_id", invocation_id)) if value is not None}
 
     async def start() -> str:
         if prepare is not None:
             await prepare()
         return await queue.enqueue(app_name, user_id, session_id, new_message, state_delta, run_config,
-                                   park_timeout=park_timeout, webhook=webhook, principal=enqueued_by(caller),
-                                   **named, **by)
+                                   principal=enqueued_by(caller), **given, **by)
 
     return await guards.rate_limits.admitted(queue, caller.principal_id, app_name, user_id, start,
                                              invocation_id=str)
