@@ -64,41 +64,56 @@ def add_get(parser: argparse.ArgumentParser) -> None:
 
 
 def run(command: str, args: argparse.Namespace, redis_url: str) -> int:
-    """Run one command against ``redis_url``; prints JSON lines."""
-    from worker.client import SyncAgentqClient
+    """Run one command against ``redis_url``; prints JSON lines. What changes state goes through the doors
+    (``api.doors``) as principal ``cli:<os user>`` with every role, under the approval rules and rate limits
+    the API reads from the same environment."""
+    import asyncio
 
     if command == "enqueue":
         from worker.double_texting import check_strategy
 
         check_strategy(args.strategy)  # before a session is made for it
         _warn_without_worker(redis_url, args.app_name)
-    with SyncAgentqClient(redis_url) as client:
-        if command == "enqueue":
-            session_id = args.session or client.create_session(args.app_name, args.user_id).id
-            invocation_id = client.enqueue(args.app_name, args.user_id, session_id, args.message, args.state_delta,
-                                           **({"strategy": args.strategy} if args.strategy != "enqueue" else {}))
-            _print({"invocationId": invocation_id, "sessionId": session_id})
-            if args.follow:
-                _follow(client, invocation_id)
-        elif command == "follow":
-            _follow(client, args.invocation_id, args.after)
-        elif command in ("respond", "approve", "reject"):
-            position = client.stream_position(args.invocation_id)
-            if command == "respond":
-                response = {"id": args.call_id, "name": args.name, "response": args.response,
-                            "will_continue": args.will_continue or None}
-                record = client.respond(args.invocation_id, [{k: v for k, v in response.items() if v is not None}])
-            else:
-                answer = client.approve if command == "approve" else client.reject
-                record = answer(args.invocation_id, args.call_id, args.payload)
-            _print({"invocationId": record.id, "status": record.status})
-            if args.follow:
-                _follow(client, record.id, position)
-        elif command == "cancel":
-            _print(client.cancel(args.invocation_id, args.reason).to_json_dict())
-        elif command == "get":
-            _print(client.get(args.invocation_id).to_json_dict())
+    asyncio.run(_run(command, args, redis_url))
     return 0
+
+
+async def _run(command: str, args: argparse.Namespace, redis_url: str) -> None:
+    from api import doors
+    from worker.client import AgentqClient
+
+    caller, guards = doors.cli_caller(), doors.Guards.from_env()
+    async with AgentqClient(redis_url) as client:
+        try:
+            if command == "enqueue":
+                session_id = args.session or (await client.create_session(args.app_name, args.user_id)).id
+                invocation_id = await doors.enqueue(
+                    caller, guards, client, app_name=args.app_name, user_id=args.user_id, session_id=session_id,
+                    new_message=args.message, state_delta=args.state_delta, strategy=args.strategy)
+                _print({"invocationId": invocation_id, "sessionId": session_id})
+                if args.follow:
+                    await _follow(client, invocation_id)
+            elif command == "follow":
+                await _follow(client, args.invocation_id, args.after)
+            elif command in ("respond", "approve", "reject"):
+                position = await client.stream_position(args.invocation_id)
+                if command == "respond":
+                    response = {"id": args.call_id, "name": args.name, "response": args.response,
+                                "will_continue": args.will_continue or None}
+                    outcome = await doors.answer(caller, guards, client, args.invocation_id,
+                                                 [{k: v for k, v in response.items() if v is not None}])
+                else:
+                    outcome = await doors.confirm(caller, guards, client, args.invocation_id, args.call_id,
+                                                  command == "approve", args.payload)
+                _print({"invocationId": outcome.record.id, "status": outcome.record.status})
+                if args.follow:
+                    await _follow(client, outcome.record.id, position)
+            elif command == "cancel":
+                _print((await doors.cancel(caller, guards, client, args.invocation_id, args.reason)).to_json_dict())
+            elif command == "get":
+                _print((await client.get(args.invocation_id)).to_json_dict())
+        finally:
+            await guards.rate_limits.aclose()
 
 
 def _warn_without_worker(redis_url: str, app_name: str) -> None:
@@ -117,8 +132,8 @@ def _warn_without_worker(redis_url: str, app_name: str) -> None:
               "the invocation waits, queued, until one does: agentq worker --app module:attr", file=sys.stderr)
 
 
-def _follow(client, invocation_id: str, after: str | None = None) -> None:
-    for entry in client.events(invocation_id, after):
+async def _follow(client, invocation_id: str, after: str | None = None) -> None:
+    async for entry in client.events(invocation_id, after):
         _print({"id": entry.id, "kind": entry.kind, "data": entry.data})
 
 

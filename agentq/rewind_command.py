@@ -20,11 +20,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, redis_url: str) -> int:
-    """Rewind and print the session's id, its state after the rewind and the rewind event's id, as one JSON line."""
-    from worker.client import SyncAgentqClient
+    """Rewind and print the session's id, its state after the rewind and the rewind event's id, as one JSON line.
+    The rewind goes through its door (``api.doors.rewind``) as principal ``cli:<os user>``."""
+    import asyncio
 
-    with SyncAgentqClient(redis_url) as client:
-        session = client.rewind(args.app_name, args.user_id, args.session_id, args.invocation_id)
+    from api import doors
+    from worker.client import AgentqClient
+
+    async def rewound():
+        async with AgentqClient(redis_url) as client:
+            return await doors.rewind(doors.cli_caller(), doors.Guards.from_env(), client, args.app_name,
+                                      args.user_id, args.session_id, args.invocation_id)
+
+    session = asyncio.run(rewound())
     sys.stdout.write(json.dumps({"sessionId": session.id, "rewoundBefore": args.invocation_id,
                                  "rewindEventId": session.events[-1].id, "state": session.state}) + "\n")
     return 0

@@ -83,39 +83,56 @@ def run_schedules(args: argparse.Namespace, redis_url: str) -> int:
     if args.action not in ("create", "list") and not args.schedule_id:
         raise UsageError(f"agentq schedules {args.action} needs the schedule id after APP USER")
     spec = {key: getattr(args, flag) for flag, key in _SPEC_FLAGS.items() if getattr(args, flag) is not None}
+    from api import doors
 
     async def main() -> None:
+        caller, guards = doors.cli_caller(), doors.Guards.from_env()
         async with AgentqClient(redis_url, retention=args.retention) as client:
-            schedules, where = client.schedules, (args.app_name, args.user_id)
-            if args.action == "create":
-                _print(await schedules.create(*where, spec, schedule_id=args.new_id))
-            elif args.action == "list":
-                token = None
-                while True:
-                    page = await schedules.page(*where, page_token=token)
-                    for schedule in page.items:
-                        _print(schedule)
-                    token = page.next_page_token
-                    if token is None:
-                        break
-            elif args.action == "update":
-                if not spec:
-                    raise UsageError("agentq schedules update: give at least one of the schedule flags to change")
-                _print(await schedules.update(*where, args.schedule_id, spec))
-            elif args.action == "trigger":
-                print(json.dumps({"invocationId": await schedules.trigger(*where, args.schedule_id)}))
-            elif args.action == "delete":
-                await schedules.delete(*where, args.schedule_id)
-                print(json.dumps({"deleted": args.schedule_id}))
-            elif args.action == "runs":
-                for record in await schedules.runs(*where, args.schedule_id, limit=args.limit):
-                    print(json.dumps({"invocationId": record.id, "sessionId": record.session_id,
-                                      "status": record.status, "createdAt": record.created_at}))
-            else:  # get, pause, resume
-                _print(await getattr(schedules, args.action)(*where, args.schedule_id))
+            try:
+                await _action(args, spec, client, caller, guards)
+            finally:
+                await guards.rate_limits.aclose()
 
     asyncio.run(main())
     return 0
+
+
+async def _action(args: argparse.Namespace, spec: dict, client, caller, guards) -> None:
+    """One action; what changes a schedule goes through its door (``api.doors``) as ``cli:<os user>``."""
+    from api import doors
+    from runtime.errors import UsageError
+
+    schedules, where = client.schedules, (args.app_name, args.user_id)
+    door = (caller, guards, client, *where)
+    if args.action == "create":
+        _print(await doors.create_schedule(*door, spec, schedule_id=args.new_id))
+    elif args.action == "list":
+        token = None
+        while True:
+            page = await schedules.page(*where, page_token=token)
+            for schedule in page.items:
+                _print(schedule)
+            token = page.next_page_token
+            if token is None:
+                break
+    elif args.action == "update":
+        if not spec:
+            raise UsageError("agentq schedules update: give at least one of the schedule flags to change")
+        _print(await doors.update_schedule(*door, args.schedule_id, spec))
+    elif args.action == "trigger":
+        print(json.dumps({"invocationId": await doors.trigger_schedule(*door, args.schedule_id)}))
+    elif args.action == "delete":
+        await doors.delete_schedule(*door, args.schedule_id)
+        print(json.dumps({"deleted": args.schedule_id}))
+    elif args.action == "runs":
+        for record in await schedules.runs(*where, args.schedule_id, limit=args.limit):
+            print(json.dumps({"invocationId": record.id, "sessionId": record.session_id,
+                              "status": record.status, "createdAt": record.created_at}))
+    elif args.action in ("pause", "resume"):
+        door_of = doors.pause_schedule if args.action == "pause" else doors.resume_schedule
+        _print(await door_of(*door, args.schedule_id))
+    else:  # get
+        _print(await schedules.get(*where, args.schedule_id))
 
 
 def _print(schedule) -> None:

@@ -3,6 +3,9 @@
 A rule is the set of roles any one of which lets the caller through (``NO_ROLE``: any caller the auth rules
 already admit, for routes that hold no one's data). A route missing from the table needs ``operate``, so a
 route added without a rule is closed rather than open (and ``tests/api/test_roles.py`` fails until it has one).
+
+This table refuses an HTTP request early; the authority for what changes state is the door (``api.doors``),
+which checks the role of its action itself, so A2A and the CLI, which have no routes here, are refused alike.
 """
 
 from __future__ import annotations

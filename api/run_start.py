@@ -34,16 +34,22 @@ class RunStart:
     """Nothing will run (a parked or settled invocation named without a message): answer at once, empty."""
 
 
-async def start_run(body: AgentRunRequest, queue: Any, session_service: Any, *, principal: str | None = None,
-                    respond: Callable[[str, list[dict], dict | None], Awaitable[bool]] | None = None,
-                    strategy: dict[str, Any] | None = None) -> RunStart:
-    """Enqueue, resume or follow, as the module docstring says. ``principal`` is recorded as who enqueued;
-    ``respond(owner, responses, state_delta)`` stores answers under the approval rules (``api.answering``), the
-    state delta committed with them, and says whether the invocation resumed (False: an approval below its quorum
-    was recorded; nothing runs yet); ``strategy``: the enqueue keywords of the body's ``multitaskStrategy``
-    (``routes.invocations.strategy_args``)."""
+Enqueue = Callable[[AgentRunRequest], Awaitable[str]]
+"""Starts a new invocation for a run request (the enqueue door, ``api.doors.enqueue``); its id."""
+
+Respond = Callable[[str, list[dict], dict | None], Awaitable[bool]]
+"""Answers an invocation's calls (the answer door, ``api.doors.answer``): ``respond(owner, responses,
+state_delta)``; True when the invocation resumed (False: an approval below its quorum was recorded)."""
+
+
+async def start_run(body: AgentRunRequest, queue: Any, session_service: Any, *, enqueue: Enqueue | None = None,
+                    respond: Respond | None = None) -> RunStart:
+    """Enqueue, resume or follow, as the module docstring says: a new message goes through ``enqueue``, a
+    message of FunctionResponses through ``respond`` (the doors apply every guard); following reads only."""
     if body.new_message is None:
         return await _follow(body, queue)
+    if enqueue is None or respond is None:
+        raise UsageError("a run request with a newMessage needs the enqueue and answer doors")
     parts = body.new_message.parts or []
     answers = [part.function_response for part in parts if part.function_response is not None]
     if answers and len(answers) == len(parts):
@@ -51,21 +57,13 @@ async def start_run(body: AgentRunRequest, queue: Any, session_service: Any, *, 
         if owner is not None:
             after = await queue.stream_position(owner)
             responses = [answer.model_dump(mode="json", exclude_none=True) for answer in answers]
-            if respond is None:
-                # CallNotPendingError (409) before anything is stored
-                await queue.respond(owner, responses, state_delta=body.state_delta)
-            elif not await respond(owner, responses, body.state_delta):
+            if not await respond(owner, responses, body.state_delta):
                 return RunStart(invocation_id=owner, after=after, idle=True)
             return RunStart(invocation_id=owner, after=after)
     if body.invocation_id is not None:
         raise UsageError("invocationId goes with a newMessage of FunctionResponses answering that invocation's "
                          "calls (or with no newMessage, to follow it); a new invocation gets its own id")
-    run_config = {"streaming_mode": "sse"} if body.streaming else None
-    by = {"principal": principal} if principal is not None else {}
-    invocation_id = await queue.enqueue(
-        body.app_name, body.user_id, body.session_id, body.new_message, body.state_delta, run_config, **by,
-        **(strategy or {}))
-    return RunStart(invocation_id=invocation_id)
+    return RunStart(invocation_id=await enqueue(body))
 
 
 async def _record_in_session(body: AgentRunRequest, queue: Any, invocation_id: str):

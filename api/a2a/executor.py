@@ -1,18 +1,22 @@
 """An agentq app behind the A2A SDK's request handler: an A2A task is an agentq invocation.
 
 ``message/send`` (and ``message/stream``) without a task starts an invocation whose id is the task's id, in the
-session named by the A2A context id (made on first use), for the user the caller is (``user_of``). The executor
+session named by the A2A context id (made on first use), for the user the caller is (its principal). The executor
 follows the invocation's stream and tells the SDK what happens: the agent's text as ``working`` updates, a parked
 invocation as ``input-required`` (its pending calls in a data part), the final answer as the task's artifact,
 then ``completed``, ``failed`` or ``canceled``. A message to an ``input-required`` task answers its pending call
 (``answer_of``) and resumes the same invocation; ``tasks/cancel`` cancels it. The invocation runs on the workers,
 so a task goes on if the API process that took it stops; the task itself is saved in Redis (``RedisTaskStore``).
+Starting, answering and cancelling go through the doors (``api.doors``) as the authenticated caller, so A2A
+applies the same scope, roles, approval rules, limits and audit as HTTP.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from a2a.helpers.proto_helpers import new_task
@@ -21,16 +25,43 @@ from a2a.server.events import EventQueue
 from a2a.server.id_generator import IDGenerator, IDGeneratorContext
 from a2a.server.tasks import TaskUpdater
 from a2a.types import Part, TaskState
+from a2a.utils.errors import InvalidRequestError, TaskNotFoundError
 from google.protobuf import json_format, struct_pb2
 
-from runtime.errors import InvalidTransitionError, UsageError
+from runtime.errors import InvalidTransitionError, NotFoundError, UsageError
 from runtime.ids import new_invocation_id
+
+from .. import doors
+from ..auth import Caller, ForbiddenError
 
 log = logging.getLogger("agentq.a2a")
 
 CONFIRMATION = "adk_request_confirmation"
+CALLER = "agentq_caller"
+"""ServerCallContext.state key: the authenticated api.auth.Caller of the request (set by api.a2a.server)."""
+OWNER = "agentqUser"
+"""Task metadata key: the agentq user the task's invocation runs for (what scopes who may see the task)."""
 YES = {"yes", "y", "approve", "approved", "confirm", "confirmed", "ok", "true"}
 NO = {"no", "n", "reject", "rejected", "deny", "denied", "false"}
+
+
+def caller_of(context: Any) -> Caller | None:
+    """The authenticated caller of a request context or server call context (None: an internal call)."""
+    call_context = getattr(context, "call_context", context)
+    state = getattr(call_context, "state", None) or {}
+    return state.get(CALLER)
+
+
+@contextmanager
+def as_a2a_errors() -> Iterator[None]:
+    """A door's refusal as the A2A error a client expects: not found (404 over HTTP) is TaskNotFoundError, a
+    missing role or an approval rule (403 over HTTP) an InvalidRequestError saying the permission is denied."""
+    try:
+        yield
+    except NotFoundError as exc:
+        raise TaskNotFoundError(message=f"Task not found: {exc}") from exc
+    except ForbiddenError as exc:
+        raise InvalidRequestError(message=f"Permission denied: {exc}") from exc
 
 
 class InvocationIds(IDGenerator):
@@ -102,54 +133,66 @@ def data_part(value: dict) -> Part:
 class AgentqExecutor(AgentExecutor):
     """Runs A2A requests for one app as agentq invocations (see the module docstring)."""
 
-    def __init__(self, client: Any, session_service: Any, app: str, user_of, webhook_guard: Any = None):
+    def __init__(self, client: Any, session_service: Any, app: str, guards: doors.Guards):
         self.client = client
         self.session_service = session_service
         self.app = app
-        self.user_of = user_of
-        self.webhook_guard = webhook_guard
+        self.guards = guards
 
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+        caller = caller_of(context)
         updater = TaskUpdater(event_queue, context.task_id, context.context_id)
         task = context.current_task
         if task is not None and task.status.state == TaskState.TASK_STATE_INPUT_REQUIRED:
-            record = await self.client.get(context.task_id)
-            after = await self.client.stream_position(context.task_id)
-            answer = answer_of(context.message, record.pending_calls)
-            await self.client.respond(context.task_id, [answer], actor=self._actor(context))
-            await updater.start_work()
-            await self._follow(updater, context.task_id, after)
+            await self._answer(caller, context, updater)
             return
         if task is not None:
             raise UsageError(f"task {context.task_id} is {TaskState.Name(task.status.state)}: it takes no message")
-        await event_queue.enqueue_event(new_task(context.task_id, context.context_id, TaskState.TASK_STATE_SUBMITTED,
-                                                 history=[context.message]))
-        user = self.user_of(context)
+        user = caller.principal_id  # an A2A caller acts as its own user
         text = text_of(context.message)
         data = data_of(context.message)
         message = text if data is None else f"{text}\n{json.dumps(data)}".strip()
         if not message:
             raise UsageError("the message has no text or data part")
-        webhook = push_url(context)
-        if webhook and self.webhook_guard is not None:
-            await self.webhook_guard.check(webhook)  # as POST .../invocations checks its webhook (no SSRF relay)
-        await self._session(user, context.context_id)
-        await self.client.enqueue(self.app, user, context.context_id, message, invocation_id=context.task_id,
-                                  principal=f"a2a:{user}", webhook=webhook)
+
+        async def submitted() -> None:  # written only once the door's guards have passed
+            submitted_task = new_task(context.task_id, context.context_id, TaskState.TASK_STATE_SUBMITTED,
+                                      history=[context.message])
+            submitted_task.metadata.update({OWNER: user})
+            await event_queue.enqueue_event(submitted_task)
+            await self._session(user, context.context_id)
+
+        with as_a2a_errors():
+            await doors.enqueue(caller, self.guards, self.client, app_name=self.app, user_id=user,
+                                session_id=context.context_id, new_message=message, invocation_id=context.task_id,
+                                webhook=push_url(context), prepare=submitted)
         await updater.start_work()
         await self._follow(updater, context.task_id, None)
 
+    async def _answer(self, caller: Caller, context: RequestContext, updater: TaskUpdater) -> None:
+        """A message to an ``input-required`` task: the answer door, then follow the resumed invocation."""
+        with as_a2a_errors():
+            record = await doors.visible_record(self.client, self.guards, caller, context.task_id)
+            after = await self.client.stream_position(context.task_id)
+            response = answer_of(context.message, record.pending_calls)
+            outcome = await doors.answer(caller, self.guards, self.client, context.task_id, [response],
+                                         record=record)
+        if not outcome.stored:  # an approval below its quorum: recorded, the task still waits
+            await updater.requires_input(updater.new_agent_message(
+                [Part(text="Approval recorded; the call needs more approvers.")]))
+            return
+        await updater.start_work()
+        await self._follow(updater, context.task_id, after)
+
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
         updater = TaskUpdater(event_queue, context.task_id, context.context_id)
-        try:
-            await self.client.cancel(context.task_id, "cancelled over A2A", actor=self._actor(context))
-        except InvalidTransitionError:
-            pass  # it settled meanwhile: the task keeps the state it reached
+        with as_a2a_errors():
+            try:
+                await doors.cancel(caller_of(context), self.guards, self.client, context.task_id,
+                                   "cancelled over A2A")
+            except InvalidTransitionError:
+                pass  # it settled meanwhile: the task keeps the state it reached
         await updater.cancel()
-
-    def _actor(self, context: RequestContext) -> dict:
-        """Who answers or cancels, for the audit trail: the authenticated caller (as the HTTP routes record it)."""
-        return {"principal": self.user_of(context), "client": None}
 
     async def _session(self, user: str, session_id: str) -> None:
         """The A2A context's session, made on its first task."""

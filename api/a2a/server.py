@@ -20,12 +20,11 @@ from starlette.requests import Request
 
 from runtime.errors import NotFoundError
 
+from .. import doors
 from ..auth import NotLoopbackError, is_loopback, resolve_caller
-from .executor import AgentqExecutor, InvocationIds
+from ..roles import READ_OR_ANSWER
+from .executor import CALLER, AgentqExecutor, InvocationIds, caller_of
 from .task_store import RedisTaskStore
-
-CALLER = "agentq_caller"
-"""ServerCallContext.state key: the authenticated api.auth.Caller of the request."""
 
 
 class CallerContext(DefaultServerCallContextBuilder):
@@ -47,6 +46,28 @@ class CallerContext(DefaultServerCallContextBuilder):
         context = super().build(request)
         context.state[CALLER] = caller
         return context
+
+
+class GuardedRequestHandler(DefaultRequestHandler):
+    """The SDK's handler, with reading tasks needing role ``read`` or ``answer`` (as ``GET /invocations/{id}``);
+    which tasks a caller sees at all is the task store's scope (``RedisTaskStore``)."""
+
+    async def on_get_task(self, params: Any, context: ServerCallContext) -> Any:
+        _check_reads(context)
+        return await super().on_get_task(params, context)
+
+    async def on_list_tasks(self, params: Any, context: ServerCallContext) -> Any:
+        _check_reads(context)
+        return await super().on_list_tasks(params, context)
+
+
+def _check_reads(context: ServerCallContext) -> None:
+    from a2a.utils.errors import InvalidRequestError
+
+    caller = caller_of(context)
+    if caller is not None and not caller.has_any(READ_OR_ANSWER):
+        raise InvalidRequestError(message=f"Permission denied: reading tasks needs role 'read' or 'answer'; "
+                                          f"principal {caller.principal_id!r} has roles {list(caller.roles)!r}")
 
 
 def agent_card(app_name: str, agent: Any, base_url: str) -> AgentCard:
@@ -77,14 +98,11 @@ def _tool_texts(tools: list) -> list[tuple[str, str]]:
 def mount_a2a(app: Any, settings: Any, services: Any, apps: dict[str, Any], base_url: str) -> None:
     """Add the A2A routes of every app in ``apps`` (name -> root agent) to the FastAPI ``app``."""
 
+    guards = doors.Guards.of(settings)
     for name, agent in apps.items():
-        def user_of(context, name=name) -> str:
-            return context.call_context.state[CALLER].principal_id
-
         card = agent_card(name, agent, base_url)
-        handler = DefaultRequestHandler(
-            agent_executor=AgentqExecutor(services.queue, services.session_service, name, user_of,
-                                          webhook_guard=settings.webhook_guard),
+        handler = GuardedRequestHandler(
+            agent_executor=AgentqExecutor(services.queue, services.session_service, name, guards),
             task_store=RedisTaskStore(services.queue, name), agent_card=card,
             request_context_builder=SimpleRequestContextBuilder(task_id_generator=InvocationIds()))
         for route in create_agent_card_routes(agent_card=card, card_url=f"/a2a/{name}/.well-known/agent-card.json"):

@@ -6,13 +6,13 @@ from typing import Any
 
 from fastapi import APIRouter, Body, Depends, Query
 
-from runtime.errors import InvocationNotFoundError, RetryableError
+from runtime.errors import RetryableError
 from runtime.sessions import GetSessionConfig
 from runtime.statuses import InvocationStatus
 
-from ..answering import answer
+from .. import doors
 from ..approval_policy import mark_answerable
-from ..auth import Caller, principal_of
+from ..auth import Caller
 from ..deps import Services, UserScope, get_caller, get_services, get_settings, user_scope
 from ..metrics import Metrics, get_metrics
 from ..schemas import (
@@ -35,17 +35,6 @@ class QueueUnavailableError(RetryableError):
     """Raised when a queue route is called on an API started without a Redis-backed queue."""
 
 
-def actor_of(caller: Caller) -> dict[str, Any]:
-    """Who the worker client records as answering or cancelling (worker.audit): principal and client address."""
-    return {"principal": caller.principal_id, "client": caller.client}
-
-
-def strategy_args(strategy: str, caller: Caller) -> dict[str, Any]:
-    """The enqueue keywords of a double-texting strategy (none for the default ``enqueue``): the strategy, and
-    the caller as who cancelled what it interrupts."""
-    return {} if strategy == "enqueue" else {"strategy": strategy, "actor": actor_of(caller)}
-
-
 def queue_of(services: Services) -> Any:
     """The AgentqClient, or 503 when this API has none."""
     if services.queue is None:
@@ -55,18 +44,7 @@ def queue_of(services: Services) -> Any:
 
 async def visible_record(services: Services, settings: ApiSettings, caller: Caller, invocation_id: str):
     """The invocation's record if the caller may see it; otherwise the same 404 as an unknown id."""
-    not_found = InvocationNotFoundError(f"invocation {invocation_id!r} not found")
-    if len(invocation_id) > 256:
-        raise not_found
-    try:
-        record = await queue_of(services).get(invocation_id)
-    except InvocationNotFoundError:
-        raise not_found from None
-    if (settings.app_names and record.app_name not in settings.app_names) or not caller.allows(
-        record.app_name, record.user_id
-    ):
-        raise not_found
-    return record
+    return await doors.visible_record(queue_of(services), doors.Guards.of(settings), caller, invocation_id)
 
 
 def run_config_dict(body: EnqueueRequest) -> dict[str, Any] | None:
@@ -93,16 +71,11 @@ async def enqueue(
     the SSRF rule refuses; 429 (``Retry-After``) past a rate limit or in-flight quota (``api.rate_limits``);
     409 when ``multitaskStrategy`` is ``reject`` and the session has an invocation in flight (or a ``rollback``
     would take back another invocation's events)."""
-    if body.webhook is not None:
-        await settings.webhook_guard.check(body.webhook)
-    queue = queue_of(services)
-    strategy = strategy_args(body.multitask_strategy, scope.caller)
-    invocation_id = await settings.rate_limits.admitted(
-        queue, scope.caller.principal_id, scope.app_name, scope.user_id,
-        lambda: queue.enqueue(scope.app_name, scope.user_id, session_id, body.new_message, body.state_delta,
-                              run_config_dict(body), park_timeout=body.park_timeout, webhook=body.webhook,
-                              principal=principal_of(scope.caller), **strategy),
-        invocation_id=str)
+    invocation_id = await doors.enqueue(
+        scope.caller, doors.Guards.of(settings), queue_of(services), app_name=scope.app_name, user_id=scope.user_id,
+        session_id=session_id, new_message=body.new_message, state_delta=body.state_delta,
+        run_config=run_config_dict(body), park_timeout=body.park_timeout, webhook=body.webhook,
+        strategy=body.multitask_strategy)
     metrics.enqueued.inc()
     await log_if_unserved(services.queue, scope.app_name, invocation_id)
     return EnqueueResponse(
@@ -156,14 +129,10 @@ async def function_responses(
     """Answer pending long-running calls; 202 and the invocation is ``queued`` again. 409: call not pending.
     403 naming the approval rule that keeps the caller from answering (``api.approval_policy``); an approval
     below its confirmation's quorum is recorded and the invocation stays ``parked``."""
-    current = await visible_record(services, settings, caller, invocation_id)
     responses = [item.model_dump(exclude_none=True) for item in body.function_responses]
-    queue = queue_of(services)
-    record, _ = await answer(queue, settings.approval, caller, current, responses,
-                          lambda accepted: queue.respond(invocation_id, accepted, actor=actor_of(caller),
-                                                         pending=current.pending_calls))
+    outcome = await doors.answer(caller, doors.Guards.of(settings), queue_of(services), invocation_id, responses)
     metrics.responded.inc()
-    return InvocationOut.from_record(record)
+    return InvocationOut.from_record(outcome.record)
 
 
 @router.post("/invocations/{invocation_id}/cancel")
@@ -175,9 +144,9 @@ async def cancel(
     services: Services = Depends(get_services),
 ) -> InvocationOut:
     """Cancel a queued, running or parked invocation (a running one stops before its next commit)."""
-    await visible_record(services, settings, caller, invocation_id)
     reason = (body or CancelRequest()).reason
-    return InvocationOut.from_record(await queue_of(services).cancel(invocation_id, reason, actor=actor_of(caller)))
+    return InvocationOut.from_record(
+        await doors.cancel(caller, doors.Guards.of(settings), queue_of(services), invocation_id, reason))
 
 
 @router.get("/apps/{app_name}/users/{user_id}/invocations")

@@ -20,8 +20,9 @@ from runtime.errors import CredentialError, NotFoundError
 
 from ..auth import Caller
 from ..deps import Services, get_caller, get_services, get_settings
+from ..doors import actor_of
 from ..settings import ApiSettings
-from .invocations import actor_of, queue_of, visible_record
+from .invocations import queue_of, visible_record
 
 router = APIRouter(tags=["oauth"])
 

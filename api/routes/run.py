@@ -12,17 +12,16 @@ from fastapi import APIRouter, Depends
 
 from runtime.errors import RunError
 
-from ..answering import answer
-from ..auth import Caller, MissingRoleError, principal_of
+from .. import doors
+from ..auth import Caller
 from ..deps import Services, check_scope, get_caller, get_services, get_settings
 from ..event_stream import EventStreamResponse
 from ..metrics import Metrics, get_metrics
-from ..roles import ANSWER
 from ..run_start import RunStart, start_run
 from ..schemas import AgentRunRequest
 from ..settings import ApiSettings
 from ..sse import entry_json, frame
-from .invocations import actor_of, queue_of, strategy_args
+from .invocations import queue_of
 
 router = APIRouter(tags=["run"])
 
@@ -52,35 +51,24 @@ def is_user_input(event: dict[str, Any]) -> bool:
 
 
 async def _start(body: AgentRunRequest, caller: Caller, settings: ApiSettings, services: Services) -> RunStart:
-    """Check the caller may touch the session, then enqueue, resume or follow (see ``api.run_start``)."""
+    """Check the caller may touch the session, then enqueue, resume or follow (see ``api.run_start``): a new
+    message goes through the enqueue door, an answer through the answer door."""
     check_scope(settings, caller, body.app_name, body.user_id)
     queue = queue_of(services)
-    if body.new_message is None:  # following an invocation starts nothing: no rate limit
-        return await start_run(body, queue, services.session_service)
-    return await settings.rate_limits.admitted(
-        queue, caller.principal_id, body.app_name, body.user_id,
-        lambda: start_run(body, queue, services.session_service, principal=principal_of(caller),
-                          respond=answering(queue, settings, caller),
-                          strategy=strategy_args(body.multitask_strategy, caller)),
-        invocation_id=lambda start: start.invocation_id)
+    guards = doors.Guards.of(settings)
 
-
-def answering(queue: Any, settings: ApiSettings, caller: Caller):
-    """How a message of FunctionResponses is stored: as ``/function-responses`` does (the ``answer`` role,
-    then the approval rules); True when the invocation resumed."""
+    async def enqueue(request: AgentRunRequest) -> str:
+        return await doors.enqueue(
+            caller, guards, queue, app_name=request.app_name, user_id=request.user_id,
+            session_id=request.session_id, new_message=request.new_message, state_delta=request.state_delta,
+            run_config={"streaming_mode": "sse"} if request.streaming else None,
+            strategy=request.multitask_strategy)
 
     async def respond(owner: str, responses: list[dict], state_delta: dict | None = None) -> bool:
-        if not caller.has_any(ANSWER):
-            raise MissingRoleError(f"answering a parked call needs role 'answer'; principal "
-                                   f"{caller.principal_id!r} has roles {list(caller.roles)!r}")
-        record = await queue.get(owner)
-        _, stored = await answer(queue, settings.approval, caller, record, responses,
-                                 lambda accepted: queue.respond(owner, accepted, actor=actor_of(caller),
-                                                                pending=record.pending_calls,
-                                                                state_delta=state_delta))
-        return stored
+        outcome = await doors.answer(caller, guards, queue, owner, responses, state_delta=state_delta)
+        return outcome.stored
 
-    return respond
+    return await start_run(body, queue, services.session_service, enqueue=enqueue, respond=respond)
 
 
 @router.post("/run")

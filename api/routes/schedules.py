@@ -13,8 +13,10 @@ from fastapi import APIRouter, Body, Depends, Query, Response
 
 from worker.schedules import Schedule
 
-from ..deps import Services, UserScope, get_services, user_scope
+from .. import doors
+from ..deps import Services, UserScope, get_services, get_settings, user_scope
 from ..schemas import EnqueueResponse, ScheduleCreateRequest, ScheduleList, ScheduleRunOut, ScheduleRuns
+from ..settings import ApiSettings
 from .invocations import queue_of
 
 router = APIRouter(tags=["schedules"])
@@ -25,10 +27,12 @@ ONE = SCHEDULES + "/{schedule_id}"
 
 @router.post(SCHEDULES, status_code=201, response_model=Schedule)
 async def create_schedule(body: ScheduleCreateRequest, scope: UserScope = Depends(user_scope),
-                          services: Services = Depends(get_services)) -> Schedule:
+                          services: Services = Depends(get_services),
+                          settings: ApiSettings = Depends(get_settings)) -> Schedule:
     """Store a schedule; 201 with it (its ``nextRunAt``). 409 for a taken ``id``."""
     spec = body.model_dump(exclude={"id"}, exclude_none=True)
-    schedule = await queue_of(services).schedules.create(scope.app_name, scope.user_id, spec, schedule_id=body.id)
+    schedule = await doors.create_schedule(scope.caller, doors.Guards.of(settings), queue_of(services),
+                                           scope.app_name, scope.user_id, spec, schedule_id=body.id)
     return schedule
 
 
@@ -53,39 +57,49 @@ async def get_schedule(schedule_id: str, scope: UserScope = Depends(user_scope),
 
 @router.patch(ONE, response_model=Schedule)
 async def update_schedule(schedule_id: str, changes: dict[str, Any] = Body(...),
-                          scope: UserScope = Depends(user_scope), services: Services = Depends(get_services)) -> Schedule:
+                          scope: UserScope = Depends(user_scope), services: Services = Depends(get_services),
+                          settings: ApiSettings = Depends(get_settings)) -> Schedule:
     """Change spec fields (null removes one); the whole result is checked, and a bad one stores nothing."""
-    schedule = await queue_of(services).schedules.update(scope.app_name, scope.user_id, schedule_id, changes)
+    schedule = await doors.update_schedule(scope.caller, doors.Guards.of(settings), queue_of(services),
+                                           scope.app_name, scope.user_id, schedule_id, changes)
     return schedule
 
 
 @router.delete(ONE, status_code=204)
 async def delete_schedule(schedule_id: str, scope: UserScope = Depends(user_scope),
-                          services: Services = Depends(get_services)) -> Response:
+                          services: Services = Depends(get_services),
+                          settings: ApiSettings = Depends(get_settings)) -> Response:
     """Delete it; the invocations it enqueued stay until their retention ends."""
-    await queue_of(services).schedules.delete(scope.app_name, scope.user_id, schedule_id)
+    await doors.delete_schedule(scope.caller, doors.Guards.of(settings), queue_of(services), scope.app_name,
+                                scope.user_id, schedule_id)
     return Response(status_code=204)
 
 
 @router.post(ONE + "/pause", response_model=Schedule)
 async def pause_schedule(schedule_id: str, scope: UserScope = Depends(user_scope),
-                         services: Services = Depends(get_services)) -> Schedule:
+                         services: Services = Depends(get_services),
+                         settings: ApiSettings = Depends(get_settings)) -> Schedule:
     """No ticks fire until it is resumed."""
-    return (await queue_of(services).schedules.pause(scope.app_name, scope.user_id, schedule_id))
+    return await doors.pause_schedule(scope.caller, doors.Guards.of(settings), queue_of(services), scope.app_name,
+                                      scope.user_id, schedule_id)
 
 
 @router.post(ONE + "/resume", response_model=Schedule)
 async def resume_schedule(schedule_id: str, scope: UserScope = Depends(user_scope),
-                          services: Services = Depends(get_services)) -> Schedule:
+                          services: Services = Depends(get_services),
+                          settings: ApiSettings = Depends(get_settings)) -> Schedule:
     """Ticks fire again from the first one after now (those that fell while paused never run)."""
-    return (await queue_of(services).schedules.resume(scope.app_name, scope.user_id, schedule_id))
+    return await doors.resume_schedule(scope.caller, doors.Guards.of(settings), queue_of(services),
+                                       scope.app_name, scope.user_id, schedule_id)
 
 
 @router.post(ONE + "/trigger", status_code=202)
 async def trigger_schedule(schedule_id: str, scope: UserScope = Depends(user_scope),
-                           services: Services = Depends(get_services)) -> EnqueueResponse:
+                           services: Services = Depends(get_services),
+                           settings: ApiSettings = Depends(get_settings)) -> EnqueueResponse:
     """Enqueue a run now, apart from the ticks (paused or not); 202 with its invocation id."""
-    invocation_id = await queue_of(services).schedules.trigger(scope.app_name, scope.user_id, schedule_id)
+    invocation_id = await doors.trigger_schedule(scope.caller, doors.Guards.of(settings), queue_of(services),
+                                                 scope.app_name, scope.user_id, schedule_id)
     return EnqueueResponse(invocation_id=invocation_id, events_url=f"/invocations/{invocation_id}/events",
                            status_url=f"/invocations/{invocation_id}")
 

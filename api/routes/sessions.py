@@ -16,6 +16,7 @@ from runtime.errors import InvocationNotFoundError, SessionNotFoundError
 from runtime.events import Event, EventActions
 from runtime.sessions import Session
 
+from .. import doors
 from ..auth import Caller
 from ..deps import Services, UserScope, get_caller, get_services, get_settings, user_scope
 from ..schemas import (
@@ -26,7 +27,7 @@ from ..schemas import (
     UpdateSessionRequest,
 )
 from ..settings import ApiSettings
-from .invocations import actor_of, queue_of
+from .invocations import queue_of
 
 router = APIRouter(tags=["sessions"])
 
@@ -80,14 +81,15 @@ async def cancel_session(
     body: CancelRequest | None = Body(default=None),
     scope: UserScope = Depends(user_scope),
     services: Services = Depends(get_services),
+    settings: ApiSettings = Depends(get_settings),
 ) -> SessionCancelOut:
     """Cancel what runs on the session (the route google/adk-python PR #5983 proposes for issue #2425): every
     invocation queued, running or parked on it, as ``POST /invocations/{id}/cancel`` does each; 404 when none is.
 
     Declared before ``POST .../sessions/{session_id}``, which would otherwise take ``abc:cancel`` as a new id."""
     reason = (body or CancelRequest(reason="cancelled over HTTP (session :cancel)")).reason
-    cancelled = await queue_of(services).cancel_session(scope.app_name, scope.user_id, session_id, reason,
-                                                        actor=actor_of(scope.caller))
+    cancelled = await doors.cancel_session(scope.caller, doors.Guards.of(settings), queue_of(services),
+                                           scope.app_name, scope.user_id, session_id, reason)
     if not cancelled:
         raise InvocationNotFoundError(f"session {session_id!r} has no invocation queued, running or parked")
     return SessionCancelOut(cancelled=cancelled)
@@ -99,13 +101,14 @@ async def rewind_session(
     body: RewindRequest,
     scope: UserScope = Depends(user_scope),
     services: Services = Depends(get_services),
+    settings: ApiSettings = Depends(get_settings),
 ):
     """Rewind the session to before an invocation (``Runner.rewind_async``: history, session state and session
     artifacts as they were; the route of google/adk-python PRs #6704 and #7178); the rewound session. 404 for an
     unknown session or an invocation with no event in it; 409 while an invocation is queued, running or parked on
     the session (cancel it first, or enqueue with ``multitaskStrategy`` ``rollback``)."""
-    session = await queue_of(services).rewind(scope.app_name, scope.user_id, session_id,
-                                              body.rewind_before_invocation_id)
+    session = await doors.rewind(scope.caller, doors.Guards.of(settings), queue_of(services), scope.app_name,
+                                 scope.user_id, session_id, body.rewind_before_invocation_id)
     return session_json(session)
 
 
@@ -181,17 +184,13 @@ async def update_session(
 
 @router.delete(SESSION)
 async def delete_session(
-    session_id: str, scope: UserScope = Depends(user_scope), services: Services = Depends(get_services)
+    session_id: str, scope: UserScope = Depends(user_scope), services: Services = Depends(get_services),
+    settings: ApiSettings = Depends(get_settings),
 ):
     """Delete a session and every key of it; its queued, running or parked invocations are cancelled (saying
     so) and leave the inbox. Deleting one that does not exist is not an error (as in ADK)."""
-    if services.queue is not None:
-        await services.queue.delete_session(scope.app_name, scope.user_id, session_id,
-                                            actor=actor_of(scope.caller))  # who cancelled them (worker.audit)
-    else:
-        await services.session_service.delete_session(
-            app_name=scope.app_name, user_id=scope.user_id, session_id=session_id
-        )
+    await doors.delete_session(scope.caller, doors.Guards.of(settings), services.queue, scope.app_name,
+                               scope.user_id, session_id, session_service=services.session_service)
     return None
 
 

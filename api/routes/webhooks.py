@@ -11,14 +11,15 @@ import re
 
 from fastapi import APIRouter, Depends, Path, Query
 
-from runtime.errors import NotFoundError, UsageError
+from runtime.errors import UsageError
 
+from .. import doors
 from ..auth import Caller
 from ..deps import Services, get_caller, get_services, get_settings
 from ..roles import OPERATE
 from ..schemas import WireModel
 from ..settings import ApiSettings
-from .invocations import actor_of, queue_of
+from .invocations import queue_of
 
 router = APIRouter(tags=["webhooks"])
 
@@ -100,9 +101,5 @@ async def redeliver(
     services: Services = Depends(get_services),
 ) -> RedeliveryOut:
     """Send a dead letter again: back in the outbox with a fresh retry window and the same ``webhook-id``."""
-    letters = queue_of(services).dead_letters
-    entry = await letters.get(delivery_id)
-    if entry is None or not _visible(entry, settings, caller) or not await letters.redeliver(
-            entry, actor=actor_of(caller)):
-        raise NotFoundError(f"dead letter {delivery_id!r} not found")
+    await doors.redeliver(caller, doors.Guards.of(settings), queue_of(services), delivery_id)
     return RedeliveryOut(delivery_id=delivery_id)
