@@ -23,15 +23,28 @@ def no_worker_notice(app_name: str) -> str:
 async def workers_serving(queue: Any, app_name: str) -> int | None:
     """How many alive workers announced ``app_name`` (``queue``: the services' AgentqClient); None when that
     cannot be told (no Redis, or it failed to answer just now: a notice is advice, and must never turn an
-    accepted enqueue into an error)."""
+    accepted enqueue into an error; or a worker is starting and has not said which apps it serves yet)."""
     if queue is None:
         return None
     try:
-        workers = await queue.ops.alive_recently()
+        serving = _serving(await queue.ops.alive_recently(), app_name)
+        if serving == 0:
+            # The shared read may be up to a second old, taken before a worker started: a notice says no worker
+            # is there, so it is said only from a read made now (it costs a read only while none serves the app).
+            serving = _serving(await queue.ops.alive_workers(), app_name)
     except Exception as exc:
         log.debug("workers alive not read: %r", exc)
         return None
-    return sum(app_name in worker.apps for worker in workers)
+    return serving
+
+
+def _serving(workers: list[Any], app_name: str) -> int | None:
+    """Workers in ``workers`` that serve ``app_name``; None when none does but one has not announced its apps yet
+    (it beats from its start and announces once it consumes, a second later: it may well be serving the app)."""
+    serving = sum(app_name in worker.apps for worker in workers)
+    if serving == 0 and any(not worker.announced for worker in workers):
+        return None
+    return serving
 
 
 async def waiting_notice(queue: Any, app_name: str, status: str) -> str | None:

@@ -19,6 +19,7 @@ nodes stand. Once the invocation completed, every run not failed is done.
 from __future__ import annotations
 
 import json
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -67,20 +68,26 @@ class _Run:
     failures: int = 0
     error: tuple[str, str] | None = None
     asked: list[str] = field(default_factory=list)
+    answers: dict[str, Any] = field(default_factory=dict)
+    """Call id -> this run's answer: an interrupt id asked again by a later run is answered there, not here."""
     output: str | None = None
 
 
 def node_runs(events: list[Event], invocation_status: str) -> list[NodeRunOut]:
     """The node runs of one invocation's ``events`` (in commit order), given where the invocation stands."""
     runs: dict[str, _Run] = {}
-    answered: dict[str, Any] = {}
+    # Call id -> the runs that asked it and wait for their answer, oldest first. A review loop asks with the same
+    # interrupt id on every run: the k-th answer to an id belongs to its k-th asker (runtime/workflow/history.py).
+    askers: dict[str, deque[_Run]] = {}
     for event in events:
         if event.partial:
             continue
         if event.author == "user":
-            answered.update((r.id, r.response) for r in event.get_function_responses() if r.id)
+            for response in event.get_function_responses():
+                if response.id and askers.get(response.id):
+                    askers[response.id].popleft().answers[response.id] = response.response
             continue
-        _note(event, runs)
+        _note(event, runs, askers)
     children: dict[str | None, list[str]] = {}
     for path in runs:
         children.setdefault(_parent(path), []).append(path)
@@ -90,10 +97,10 @@ def node_runs(events: list[Event], invocation_status: str) -> list[NodeRunOut]:
         run = runs[path]
         below = [settle(child) for child in children.get(path, [])]
         status = run.status
-        if status == "waiting" and all(call_id in answered for call_id in run.asked):
+        if status == "waiting" and all(call_id in run.answers for call_id in run.asked):
             status = "done"  # the answer is its output (runtime/workflow/executor.py)
-            run.output = _preview(answered[run.asked[0]] if len(run.asked) == 1 else
-                                  {call_id: answered[call_id] for call_id in run.asked})
+            run.output = _preview(run.answers[run.asked[0]] if len(run.asked) == 1 else
+                                  {call_id: run.answers[call_id] for call_id in run.asked})
         if status not in ("done", "failed"):
             if any(s in _UNDER_WAY for s in below):
                 status = status if status in _UNDER_WAY else "running"
@@ -110,10 +117,10 @@ def node_runs(events: list[Event], invocation_status: str) -> list[NodeRunOut]:
 
     for root in children.get(None, []):
         settle(root)
-    return [_out(run, statuses[path], answered) for path, run in runs.items()]
+    return [_out(run, statuses[path]) for path, run in runs.items()]
 
 
-def _note(event: Event, runs: dict[str, _Run]) -> None:
+def _note(event: Event, runs: dict[str, _Run], askers: dict[str, deque[_Run]]) -> None:
     info = event.node_info
     if info is None:
         return
@@ -132,6 +139,8 @@ def _note(event: Event, runs: dict[str, _Run]) -> None:
             asked = [c.id for c in event.get_function_calls() if c.id and c.id in (event.long_running_tool_ids or ())]
             if asked:
                 run.asked.extend(asked)
+                for call_id in asked:
+                    askers.setdefault(call_id, deque()).append(run)
                 run.status = "waiting"
             elif run.status == "failed":
                 run.status = "retrying"
@@ -165,7 +174,7 @@ def _preview(value: Any) -> str | None:
     return text if len(text) <= OUTPUT_PREVIEW_CHARS else text[: OUTPUT_PREVIEW_CHARS - 1] + "…"
 
 
-def _out(run: _Run, status: str, answered: dict[str, Any]) -> NodeRunOut:
+def _out(run: _Run, status: str) -> NodeRunOut:
     name, run_id = split_segment(run.path.rsplit("/", 1)[-1])
     if run.markers:
         attempts = run.markers
@@ -174,6 +183,6 @@ def _out(run: _Run, status: str, answered: dict[str, Any]) -> NodeRunOut:
     return NodeRunOut(
         path=run.path, name=name, run=run_id, parent=_parent(run.path), status=status, attempts=max(attempts, 1),
         error=InvocationErrorOut(type=run.error[0], message=run.error[1]) if run.error else None,
-        waiting_on=[call_id for call_id in run.asked if call_id not in answered] if status == "waiting" else [],
+        waiting_on=[call_id for call_id in run.asked if call_id not in run.answers] if status == "waiting" else [],
         output=run.output,
     )

@@ -8,7 +8,8 @@ A cancelled invocation's record stays, cancelled with the reason, for its retent
 answers, a waiter wakes on its settled stream, a follower of its events gets the cancelled status); a worker
 running one finds its lease gone and stops before its next commit or tool call. The bookkeeping outside the
 user's tag (the reaper's and watchdog's entries, call deadlines, the idle expiry, the app's user set: on a
-Cluster their copies in the user's shard) is dropped after.
+Cluster their copies in the user's shard) is dropped after, and so are the credential requests its invocations
+were parked on and, with the user's last session in the app, the user's stored credentials (worker.credentials).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from runtime.errors import RetryableError
 from runtime.redis_store import keys
 from runtime.redis_store.scripts import DELETE_SESSION
 
-from . import audit, child_sessions
+from . import audit, child_sessions, credentials
 from .codec import dumps
 from .store import Where
 
@@ -82,8 +83,13 @@ async def delete_session(store, app: str, user: str, session_id: str, reason: st
     if not sessions_left:
         cleanup.append(("SREM", keys.app_users(app, shard), user))
     await store.batch(*cleanup)
-    if not sessions_left and await store.mux.execute_command("SCARD", keys.user_sessions(app, user)):
+    user_gone = not sessions_left
+    if user_gone and await store.mux.execute_command("SCARD", keys.user_sessions(app, user)):
         await store.mux.execute_command("SADD", keys.app_users(app, shard), user)  # one was created meanwhile
+        user_gone = False
+    # The held configs of its credential requests (client secrets) go with the session; the user's stored
+    # credentials with the user's last session in the app (agentq has no user record beyond their sessions).
+    await credentials.forget(store, app, user, list(calls), user_gone=user_gone)
     for invocation_id in cancelled:
         log.info("invocation %s: cancelled (%s)", invocation_id, reason)
     await child_sessions.delete_children(store, app, user, session_id)  # its AgentTools' sessions

@@ -7,7 +7,6 @@ start, serve and stop the same way.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import time
@@ -17,6 +16,7 @@ from typing import Any
 from celery import signals
 
 from . import host as worker_host
+from . import workers_alive
 from .process_tuning import tune_worker_process
 
 log = logging.getLogger("agentq.worker")
@@ -42,7 +42,7 @@ def attach(app: Any, build_host: Callable[[str], worker_host.WorkerHost]) -> Non
         host = built[0]
         entry = {"pid": os.getpid(), "apps": sorted(host.apps), "started_at": time.time()}
         with _store_client(host) as client:
-            client.hset(_workers_key(), host.config.worker_name, json.dumps(entry))
+            workers_alive.announce(client, host.config.worker_name, entry)  # alive (beating) once announced
         log.info("worker %s: ready", host.config.worker_name)
 
     @signals.worker_shutdown.connect(weak=False)

@@ -48,6 +48,9 @@ class AliveWorker:
     name: str
     last_beat: float
     apps: list[str]
+    announced: bool = True
+    """False while it starts: it beats from when its host is built, and announces its apps only once it consumes
+    (worker.worker_lifecycle), so which apps it serves cannot be told yet."""
 
 
 def beater(store: Any, name: str):
@@ -68,6 +71,18 @@ def beater(store: Any, name: str):
     return alive_beat
 
 
+def announce(client: Any, name: str, entry: dict[str, Any]) -> None:
+    """Register worker ``name`` in ``keys.workers()`` with ``entry`` (its apps), beating first (``client``: a sync
+    redis-py client). Its host beats every ``BEAT_S`` from when it was built, first after one period; a worker that
+    is ready sooner would consume while readers still see no worker alive (the demo's first invocations were
+    told "no worker serving app ... is alive" while it ran them). Beat, then announce: announced means alive."""
+    from redis.cluster import RedisCluster
+
+    beats = keys.workers_alive(beats_shard(name, cluster=isinstance(client, RedisCluster)))
+    client.zadd(beats, {name: int(time.time() * 1000)})
+    client.hset(keys.workers(), name, json.dumps(entry))
+
+
 async def alive_workers(redis: Any, *, now: float | None = None) -> list[AliveWorker]:
     """The workers alive now, by name (``redis``: any redis.asyncio client, decoded replies or not)."""
     since_ms = int(((time.time() if now is None else now) - ALIVE_S) * 1000)
@@ -76,7 +91,7 @@ async def alive_workers(redis: Any, *, now: float | None = None) -> list[AliveWo
         pipe.zrangebyscore(keys.workers_alive(shard), since_ms, "+inf", withscores=True)
     beats = [(text(name), score / 1000) for reply in await pipe.execute() for name, score in reply]
     announced = await redis.hmget(keys.workers(), [name for name, _ in beats]) if beats else []
-    workers = [AliveWorker(name=name, last_beat=last_beat, apps=_apps(info))
+    workers = [AliveWorker(name=name, last_beat=last_beat, apps=_apps(info), announced=info is not None)
                for (name, last_beat), info in zip(beats, announced, strict=True)]
     return sorted(workers, key=lambda worker: worker.name)
 

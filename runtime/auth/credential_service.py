@@ -46,6 +46,10 @@ class BaseCredentialService(ABC):
                            request_id: str) -> AuthConfig | None:
         """The full config held for ``request_id`` (None when none was held or it expired)."""
 
+    @abstractmethod
+    async def drop_request(self, app_name: str, user_id: str, invocation_id: str, request_id: str) -> None:
+        """Forget the full config held for ``request_id`` once the run that the answer resumed has used it."""
+
     async def usable_credential(self, app_name: str, user_id: str, auth_config: AuthConfig) -> AuthCredential | None:
         """The stored credential, refreshed first when it expired and can be: None when there is none, or it
         expired and the refresh failed (the user has to consent again)."""
@@ -102,3 +106,6 @@ class InMemoryCredentialService(BaseCredentialService):
     async def held_request(self, app_name, user_id, invocation_id, request_id):
         found = self._requests.get((app_name, user_id, invocation_id, request_id))
         return None if found is None else found.model_copy(deep=True)
+
+    async def drop_request(self, app_name, user_id, invocation_id, request_id):
+        self._requests.pop((app_name, user_id, invocation_id, request_id), None)

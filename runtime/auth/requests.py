@@ -109,7 +109,8 @@ async def load_answers(ctx: InvocationContext, found: list[AnsweredRequest]) -> 
 
     An answer carrying the token itself (an ADK client's ``authConfig.exchangedAuthCredential``) is used, and kept
     in the credential service if there is one; otherwise the credential service has it (agentq's API stored it
-    before answering), refreshed if it expired meanwhile, using the full config held for the request."""
+    before answering), refreshed if it expired meanwhile, using the full config held for the request (client
+    secret included); one that expired and cannot be refreshed is still given as it is, as google-adk does."""
     service = ctx.credential_service
     for request in found:
         key = request.config.credential_key or ""
@@ -122,12 +123,24 @@ async def load_answers(ctx: InvocationContext, found: list[AnsweredRequest]) -> 
         if service is None:
             continue
         full = await service.held_request(ctx.app_name, ctx.user_id, ctx.invocation_id, request.request_id)
+        if full is None:  # the event's config is redacted: an expired token cannot be refreshed with it
+            log.warning("credential request %s of invocation %s: its full auth config is not held any more; "
+                        "an expired credential cannot be refreshed", request.request_id, ctx.invocation_id)
         credential = await service.usable_credential(ctx.app_name, ctx.user_id, full or request.config)
-        if credential is not None:
-            ctx.run.credentials[key] = credential
-        else:
-            log.info("credential request %s of invocation %s answered, but no credential is stored for it",
-                     request.request_id, ctx.invocation_id)
+        if credential is not None and full is not None:
+            # Used: a refreshed token is stored already, so a run taken over later reads it without the config.
+            await service.drop_request(ctx.app_name, ctx.user_id, ctx.invocation_id, request.request_id)
+        if credential is None:
+            credential = await service.read_credential(ctx.app_name, ctx.user_id, key)
+            if credential is None:
+                log.info("credential request %s of invocation %s answered, but no credential is stored for it",
+                         request.request_id, ctx.invocation_id)
+                continue
+            # google-adk's get_auth_response is the credential the user just gave, as it is: the tool gets it
+            # rather than asking them to sign in again right after they did (the failed refresh is logged).
+            log.warning("credential request %s of invocation %s: the credential the user just gave has expired "
+                        "and was not refreshed; the tool gets it as given", request.request_id, ctx.invocation_id)
+        ctx.run.credentials[key] = credential
 
 
 def refuse_credentials_in_answer(call_id: str, response: Any) -> None:

@@ -64,3 +64,27 @@ def _turn(request: LlmRequest):
 app = App(name="oauth_demo", root_agent=LlmAgent(
     name="assistant", model=ScriptedLlm(responder=_turn), instruction="Tell the user who they are.",
     tools=[whoami]))
+
+
+async def whoami_reading_the_answer(tool_context: ToolContext) -> dict:
+    """``whoami`` as google-adk's samples write it: the credential comes only from ``get_auth_response`` (the answer
+    to the sign-in), never from the credential service."""
+    config = provider_config()
+    credential = tool_context.get_auth_response(config)
+    if credential is None:
+        tool_context.request_credential(config)
+        return WAITING
+    async with httpx.AsyncClient(timeout=10) as http:
+        answer = await http.get(f"{os.environ['OAUTH_TEST_PROVIDER']}/userinfo",
+                                headers={"Authorization": f"Bearer {credential.oauth2.access_token}"})
+    if answer.status_code != 200:
+        return {"error": f"userinfo answered {answer.status_code}"}
+    return {"name": answer.json()["name"]}
+
+
+whoami_reading_the_answer.__name__ = "whoami"  # the same tool name, so the scripted model calls it alike
+
+adk_style_app = App(name="oauth_adk_style", root_agent=LlmAgent(
+    name="assistant", model=ScriptedLlm(responder=_turn), instruction="Tell the user who they are.",
+    tools=[whoami_reading_the_answer]))
+"""The same assistant with the google-adk-style tool."""

@@ -4,6 +4,7 @@ reviewer and the three answers (approve, changes requested, reject) each resume 
 from __future__ import annotations
 
 import asyncio
+import json
 import uuid
 
 from examples.doc_pipeline import REVIEW_SCHEMA, SOURCES
@@ -113,3 +114,24 @@ async def test_a_rejection_ends_the_pipeline_without_publishing(stack):
         ("doc_pipeline@1/rejected@1", {"status": "rejected", "note": "Not this quarter."}),
     ]
     assert "published" not in state
+
+
+async def test_each_review_run_shows_its_own_answer_when_changes_were_asked_before_the_approval(stack):
+    changes = {"decision": "changes", "note": "Mention that it survives a worker crash."}
+    async with client(stack, BOB_KEY) as http:
+        _, invocation_id = await _start(http)
+        await _wait(http, invocation_id, "parked")
+        await _answer(http, invocation_id, changes)
+        waiting = (await http.get(f"/invocations/{invocation_id}/nodes")).json()["nodes"]
+        await _answer(http, invocation_id, {"decision": "approve"})
+        done = (await http.get(f"/invocations/{invocation_id}/nodes")).json()["nodes"]
+    reviews = lambda nodes: [(n["path"], n["status"], n["waitingOn"], n["output"])  # noqa: E731
+                             for n in nodes if n["name"] == "review"]
+    assert reviews(waiting) == [
+        ("doc_pipeline@1/review@1", "done", [], json.dumps(changes)),
+        ("doc_pipeline@1/review@2", "waiting", ["review"], None),
+    ]
+    assert reviews(done) == [
+        ("doc_pipeline@1/review@1", "done", [], json.dumps(changes)),
+        ("doc_pipeline@1/review@2", "done", [], '{"decision": "approve"}'),
+    ]

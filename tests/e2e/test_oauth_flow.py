@@ -57,6 +57,8 @@ class Provider:
         """The bodies of agentq's webhook notifications (this server is the app's webhook receiver too)."""
         self.last_issue = 0.0
         """When it last issued tokens (time.time())."""
+        self.usable_s = USABLE_S
+        """How long the tokens it issues are usable by agentq (0: short-lived, expired for agentq at once)."""
 
     def authorize(self, query: dict[str, str]) -> tuple[int, dict[str, str], dict]:
         if query.get("client_id") != CLIENT_ID or query.get("code_challenge_method") != "S256" or \
@@ -101,7 +103,7 @@ class Provider:
             self.issued += [access, refresh]
             self.last_issue = time.time()
         return 200, {}, {"access_token": access, "refresh_token": refresh, "token_type": "Bearer",
-                         "expires_in": EXPIRY_MARGIN_S + USABLE_S}
+                         "expires_in": EXPIRY_MARGIN_S + self.usable_s}
 
     def userinfo(self, authorization: str) -> tuple[int, dict, dict]:
         token = authorization.removeprefix("Bearer ")
@@ -168,7 +170,7 @@ def provider():
 
 @pytest.fixture(scope="module")
 def oauth_stack(tmp_path_factory, provider):
-    local = LocalStack(tmp_path_factory.mktemp("oauth"), apps=["tests.e2e.oauth_apps:app"], extra_env={
+    local = LocalStack(tmp_path_factory.mktemp("oauth"), apps=["tests.e2e.oauth_apps:app", "tests.e2e.oauth_apps:adk_style_app"], extra_env={
         "AGENTQ_CREDENTIAL_KEY": Fernet.generate_key().decode(), "OAUTH_TEST_PROVIDER": provider.base_url,
         "AGENTQ_WEBHOOKS": f"{APP}={provider.base_url}/hook",
         "GOOGLE_API_KEY": "", "GEMINI_API_KEY": ""})
@@ -176,11 +178,11 @@ def oauth_stack(tmp_path_factory, provider):
         yield local
 
 
-async def _enqueue(http: httpx.AsyncClient, user: str, text: str) -> str:
+async def _enqueue(http: httpx.AsyncClient, user: str, text: str, app: str = APP) -> str:
     session_id = "s-" + uuid.uuid4().hex[:8]
-    created = await http.post(f"/apps/{APP}/users/{user}/sessions", json={"sessionId": session_id})
+    created = await http.post(f"/apps/{app}/users/{user}/sessions", json={"sessionId": session_id})
     assert created.status_code == 200, created.text
-    answer = await http.post(f"/apps/{APP}/users/{user}/sessions/{session_id}/invocations",
+    answer = await http.post(f"/apps/{app}/users/{user}/sessions/{session_id}/invocations",
                              json={"newMessage": user_message(text)})
     assert answer.status_code == 202, answer.text
     return answer.json()["invocationId"]
@@ -198,8 +200,8 @@ async def _settled(http: httpx.AsyncClient, invocation_id: str, wanted: str) -> 
     raise AssertionError(f"invocation {invocation_id} never became {wanted}: {record}")
 
 
-async def _final_text(http: httpx.AsyncClient, user: str, record: dict) -> str:
-    session = (await http.get(f"/apps/{APP}/users/{user}/sessions/{record['sessionId']}")).json()
+async def _final_text(http: httpx.AsyncClient, user: str, record: dict, app: str = APP) -> str:
+    session = (await http.get(f"/apps/{app}/users/{user}/sessions/{record['sessionId']}")).json()
     texts = [part["text"] for event in session["events"] if event["author"] == "assistant"
              for part in (event.get("content") or {}).get("parts", []) if "text" in part]
     return texts[-1]
@@ -363,3 +365,136 @@ async def test_the_sign_in_routes_answer_404_when_the_key_is_missing_and_503_whe
     for answer in answers:
         assert answer.status_code == (404 if key is None else 503)
         assert "AGENTQ_CREDENTIAL_KEY" in answer.json()["detail"] and "Fernet.generate_key" in answer.json()["detail"]
+
+
+async def _until(http: httpx.AsyncClient, invocation_id: str, *statuses: str) -> dict:
+    """The record once its status is one of ``statuses`` (polled)."""
+    async with asyncio.timeout(90):
+        while (record := (await http.get(f"/invocations/{invocation_id}")).json())["status"] not in statuses:
+            await asyncio.sleep(0.1)
+    return record
+
+
+async def _sign_in(http: httpx.AsyncClient, invocation_id: str, call_id: str) -> httpx.Response:
+    """Open the sign-in link in ``http`` (a browser: it keeps its cookies), consent at the provider, come back."""
+    authorize = await http.get(f"/invocations/{invocation_id}/oauth/{call_id}/authorize")
+    assert authorize.status_code == 302, authorize.text
+    return await http.get(httpx.get(authorize.headers["location"]).headers["location"])
+
+
+def _credential_keys(url: str, app: str, user: str) -> list[bytes]:
+    with redis.Redis.from_url(url) as client:
+        return sorted(client.scan_iter(match=f"agentq:{{{app}/{user}}}:cred*"))
+
+
+@pytest.mark.timeout(300)
+async def test_after_a_sign_in_with_a_short_lived_token_a_tool_reading_only_get_auth_response_gets_a_refreshed_one(
+        oauth_stack, provider):
+    adk_style = "oauth_adk_style"
+    provider.usable_s = 0  # the token it issues counts as expired for agentq at once: the resumed run refreshes it
+    try:
+        async with httpx.AsyncClient(base_url=oauth_stack.base_url, timeout=30) as http:
+            invocation_id = await _enqueue(http, "cy", "Who am I?", app=adk_style)
+            [pending] = (await _settled(http, invocation_id, "parked"))["pendingCalls"]
+            grants_before = len(provider.grants)
+            signed_in = await _sign_in(http, invocation_id, pending["id"])
+            assert signed_in.status_code == 200, signed_in.text
+            record = await _until(http, invocation_id, "completed", "parked", "failed")
+            assert (record["status"], record["pendingCalls"]) == ("completed", [])  # not asked to sign in again
+            assert await _final_text(http, "cy", record, app=adk_style) == f"You are {NAME}."
+    finally:
+        provider.usable_s = USABLE_S
+    # refreshed with the full config (client secret included), not the redacted one of the event
+    assert provider.grants[grants_before:] == ["authorization_code", "refresh_token"]
+    assert provider.access.get(provider.userinfo_tokens[-1]) == "refresh_token"
+    worker_log = oauth_stack.log_tail("worker0", chars=10**8)
+    assert f"invocation {invocation_id} answered, but no credential is stored" not in worker_log
+    assert "refreshing credential" not in worker_log
+
+
+@pytest.mark.timeout(300)
+async def test_a_sign_in_link_opened_in_another_browser_is_refused_403_and_stores_nothing(oauth_stack, provider):
+    async with httpx.AsyncClient(base_url=oauth_stack.base_url, timeout=30) as dan:
+        invocation_id = await _enqueue(dan, "dan", "Who am I?")
+        [pending] = (await _settled(dan, invocation_id, "parked"))["pendingCalls"]
+        authorize = await dan.get(f"/invocations/{invocation_id}/oauth/{pending['id']}/authorize")
+        cookie = authorize.headers["set-cookie"]
+        attributes = {part.strip().split("=")[0].lower() for part in cookie.split(";")[1:]}
+        assert cookie.startswith("agentq_oauth_browser=") and "path=/oauth/callback" in cookie.lower()
+        assert ({"httponly", "samesite"} <= attributes, "secure" in attributes) == (True, False)  # http here
+        assert "samesite=lax" in cookie.lower()
+
+        # dan forwards the provider's link; someone else signs in there with their account, in their browser
+        forwarded = httpx.get(authorize.headers["location"]).headers["location"]
+        async with httpx.AsyncClient(base_url=oauth_stack.base_url, timeout=30) as other:
+            refused = await other.get(forwarded)
+            assert refused.status_code == 403, refused.text
+            assert refused.json()["error"] == "SignInFromOtherBrowserError"
+            assert "not started in this browser" in refused.json()["detail"]
+            assert "'agentq_oauth_browser' is missing" in refused.json()["detail"]
+
+            # a browser with a sign-in cookie of its own (it opened some other sign-in link) is refused too
+            other.cookies.set("agentq_oauth_browser", "its-own-sign-in", path="/oauth/callback")
+            authorize = await dan.get(f"/invocations/{invocation_id}/oauth/{pending['id']}/authorize")
+            different = await other.get(httpx.get(authorize.headers["location"]).headers["location"])
+            assert different.status_code == 403 and "is different" in different.json()["detail"], different.text
+        assert [key for key in _credential_keys(oauth_stack.redis.url, APP, "dan") if b":cred-req:" not in key] == []
+        still = (await dan.get(f"/invocations/{invocation_id}")).json()
+        assert (still["status"], [c["id"] for c in still["pendingCalls"]]) == ("parked", [pending["id"]])
+
+        signed_in = await _sign_in(dan, invocation_id, pending["id"])  # in dan's own browser: it completes
+        assert signed_in.status_code == 200, signed_in.text
+        assert await _final_text(dan, "dan", await _settled(dan, invocation_id, "completed")) == f"You are {NAME}."
+
+
+async def test_the_sign_in_cookie_is_secure_when_the_api_is_reached_over_https(oauth_stack, monkeypatch):
+    from api.app import create_app
+    from api.deps import Services
+    from api.settings import ApiSettings
+    from worker.client import AgentqClient
+
+    async with httpx.AsyncClient(base_url=oauth_stack.base_url, timeout=30) as http:
+        invocation_id = await _enqueue(http, "gus", "Who am I?")
+        [pending] = (await _settled(http, invocation_id, "parked"))["pendingCalls"]
+    monkeypatch.setenv("AGENTQ_CREDENTIAL_KEY", oauth_stack.extra_env["AGENTQ_CREDENTIAL_KEY"])
+    queue = AgentqClient(oauth_stack.redis.url)
+    app = create_app(ApiSettings(app_names=[APP]), Services(
+        session_service=queue.session_service, artifact_service=queue.artifact_service, queue=queue))
+    try:
+        transport = httpx.ASGITransport(app=app, client=("127.0.0.1", 40000))
+        async with httpx.AsyncClient(transport=transport, base_url="https://agentq.test") as https:
+            authorize = await https.get(f"/invocations/{invocation_id}/oauth/{pending['id']}/authorize")
+    finally:
+        await queue.aclose()
+    assert authorize.status_code == 302, authorize.text
+    attributes = [part.strip().lower() for part in authorize.headers["set-cookie"].split(";")[1:]]
+    assert {"httponly", "samesite=lax", "secure", "path=/oauth/callback"} <= set(attributes), attributes
+
+
+@pytest.mark.timeout(300)
+async def test_stored_credentials_go_with_the_users_last_session_and_held_requests_with_their_session(
+        oauth_stack, provider):
+    url = oauth_stack.redis.url
+    async with httpx.AsyncClient(base_url=oauth_stack.base_url, timeout=30) as http:
+        signed = await _enqueue(http, "eve", "Who am I?")
+        [pending] = (await _settled(http, signed, "parked"))["pendingCalls"]
+        assert (await _sign_in(http, signed, pending["id"])).status_code == 200
+        first = await _settled(http, signed, "completed")
+        second = await _settled(http, await _enqueue(http, "eve", "Who am I, again?"), "completed")  # no sign-in
+        stored = _credential_keys(url, APP, "eve")
+        assert len([key for key in stored if key.startswith(b"agentq:{oauth_demo/eve}:cred:")]) == 1  # her token
+
+        # a parked request's held config (client secret included) goes with its session
+        parked = await _enqueue(http, "fay", "Who am I?")
+        [request] = (await _settled(http, parked, "parked"))["pendingCalls"]
+        held = f"agentq:{{oauth_demo/fay}}:cred-req:{parked}:{request['id']}".encode()
+        assert _credential_keys(url, APP, "fay") == [held]
+        fay_session = (await http.get(f"/invocations/{parked}")).json()["sessionId"]
+        assert (await http.delete(f"/apps/{APP}/users/fay/sessions/{fay_session}")).status_code == 200
+        assert _credential_keys(url, APP, "fay") == []
+
+        # eve's credential is hers while she has a session, and goes with her last one
+        assert (await http.delete(f"/apps/{APP}/users/eve/sessions/{first['sessionId']}")).status_code == 200
+        assert _credential_keys(url, APP, "eve") == stored
+        assert (await http.delete(f"/apps/{APP}/users/eve/sessions/{second['sessionId']}")).status_code == 200
+        assert _credential_keys(url, APP, "eve") == []

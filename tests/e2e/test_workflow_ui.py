@@ -29,8 +29,8 @@ ROOT = f"{APP}@1"
 
 @pytest.fixture(scope="module")
 def workflow_stack(tmp_path_factory):
-    """redis-server, a worker and the API running the doc_review workflow (keys configured)."""
-    local = LocalStack(tmp_path_factory.mktemp("workflow-ui"), apps=["tests.e2e.dev_ui_apps:review_workflow_app"],
+    """redis-server, a worker and the API running the doc_review workflow and the doc pipeline (keys configured)."""
+    local = LocalStack(tmp_path_factory.mktemp("workflow-ui"), apps=["tests.e2e.dev_ui_apps:review_workflow_app", "examples.doc_pipeline:app"],
                        api_keys_json=json.dumps(KEYS), extra_env={"GOOGLE_API_KEY": "", "GEMINI_API_KEY": ""})
     with local:
         yield local
@@ -126,4 +126,46 @@ def test_a_workflow_page_shows_its_nodes_live_and_the_request_input_answered_the
             ("polish", "done", 2, "Notes on launch plan."), ("review", "done", 1, '{"approved": true, "note": "ship it"}'),
             ("decide", "done", 1, '{"approved": true, "note": "ship it"}'), ("publish", "done", 1, "published")]
     store.close()
+    assert approver.was_not_reloaded()
+
+
+@pytest.mark.timeout(300)
+def test_each_review_run_of_the_doc_pipeline_shows_its_own_answer_and_the_timeline_says_which_run_it_answered(
+    workflow_stack, approver
+):
+    pipeline = "doc_pipeline@1"
+    changes = {"decision": "changes", "note": "Mention that it survives a worker crash."}
+    with httpx.Client(base_url=workflow_stack.base_url, headers={"Authorization": f"Bearer {BOB_KEY}"},
+                      timeout=10) as http:
+        base = "/apps/doc_pipeline/users/bob/sessions/review-loop"
+        assert http.post(base).status_code == 200
+        invocation_id = http.post(f"{base}/invocations",
+                                  json={"newMessage": user_message("workflows")}).json()["invocationId"]
+        _status(http, invocation_id, "parked")
+        answer = {"functionResponses": [{"id": "review", "name": "adk_request_input", "response": changes}]}
+        assert http.post(f"/invocations/{invocation_id}/function-responses", json=answer).status_code == 202
+        approver.open(BOB_KEY, f"#/invocations/{invocation_id}")
+
+        first = approver.find(f"//li[@data-path='{pipeline}/review@1'][@data-status='done']")
+        assert f"→ {json.dumps(changes)}" in first.text
+        second = approver.find(f"//li[@data-path='{pipeline}/review@2'][@data-status='waiting']")
+        assert "→" not in second.find_element("xpath", "./div[@class='node-line']").text
+        card = second.find_element("xpath", ".//section[contains(@class, 'kind-input')]")
+        assert "(Revised: Mention that it survives a worker crash.)" in card.text
+        approver.shoot("review-loop-waiting")
+
+        card.find_element("xpath", ".//select[@name='decision']/option[normalize-space()='approve']").click()
+        card.find_element("xpath", ".//button[normalize-space()='Send answer']").click()
+
+        approver.find("//div[@class='summary']//span[contains(@class, 'pill')][normalize-space()='completed']")
+        second = approver.find(f"//li[@data-path='{pipeline}/review@2'][@data-status='done']")
+        assert '→ {"decision": "approve"}' in second.text
+        first = approver.find(f"//li[@data-path='{pipeline}/review@1'][@data-status='done']")
+        assert f"→ {json.dumps(changes)}" in first.text
+        answers = [row.text for row in approver.driver.find_elements(
+            "xpath", "//table[@class='timeline']//tr[contains(., 'adk_request_input answered')]")]
+        assert [text.split(" (")[1].split(", took")[0] for text in answers] == [
+            "for doc_pipeline › review", "for doc_pipeline › review #2"], answers
+        approver.shoot("review-loop-done")
+        _status(http, invocation_id, "completed")
     assert approver.was_not_reloaded()

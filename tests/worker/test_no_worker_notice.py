@@ -7,13 +7,17 @@ import asyncio
 import logging
 
 import httpx
+import redis.asyncio
 
 from api import ApiSettings, create_app
 from api.services import redis_services
 from api.sse_client import read_frames
 from api.worker_presence import no_worker_notice
+from runtime.redis_store import keys
 from runtime.redis_store.launcher import EmbeddedRedis
 from tests.worker.conftest import WorkerPool
+from tests.worker.held_ready_apps import READY_GATE
+from worker.workers_alive import alive_workers
 
 MESSAGE = {"role": "user", "parts": [{"text": "Please pay 100"}]}
 
@@ -50,7 +54,8 @@ async def test_with_no_worker_alive_health_status_and_log_say_so_until_a_worker_
                     await asyncio.sleep(0.05)
             assert (health["workers"], "warning" in health) == (1, False)
             async with asyncio.timeout(30):
-                while (status := (await http.get(f"/invocations/{invocation_id}")).json())["status"] == "queued":
+                while (status := (await http.get(f"/invocations/{invocation_id}")).json())["status"] in (
+                        "queued", "running"):
                     await asyncio.sleep(0.05)
             assert (status["status"], status["notice"]) == ("parked", None)
             frames = await asyncio.wait_for(followed, 30)
@@ -66,3 +71,72 @@ async def test_with_no_worker_alive_health_status_and_log_say_so_until_a_worker_
 async def _frames(http: httpx.AsyncClient, invocation_id: str) -> list:
     async with http.stream("GET", f"/invocations/{invocation_id}/events") as response:
         return [frame async for frame in read_frames(response)]
+
+
+class _HeldReadyPool(WorkerPool):
+    """Workers that beat but wait to announce their apps until the test sets ``READY_GATE``."""
+
+    def env(self) -> dict[str, str]:
+        return {**super().env(), "AGENTQ_APPS": "tests.worker.held_ready_apps:app"}
+
+
+async def test_a_worker_that_beats_but_has_not_announced_its_apps_yet_is_not_reported_missing(
+    tmp_path, monkeypatch
+):
+    server = EmbeddedRedis(tmp_path / "redis")
+    server.start()
+    monkeypatch.setenv("AGENTQ_REDIS_URL", server.url)
+    pool = _HeldReadyPool(server.url, tmp_path)
+    backed = redis_services(server.url)
+    app = create_app(ApiSettings(app_names=["approval"]), backed.services)
+    transport = httpx.ASGITransport(app=app, client=("127.0.0.1", 40000))
+    try:
+        async with httpx.AsyncClient(transport=transport, base_url="http://agentq.test", timeout=30) as http:
+            session = (await http.post("/apps/approval/users/ann/sessions", json={})).json()["id"]
+            invocation_id = (await http.post(f"/apps/approval/users/ann/sessions/{session}/invocations",
+                                             json={"newMessage": MESSAGE})).json()["invocationId"]
+            status = (await http.get(f"/invocations/{invocation_id}")).json()
+            assert (status["status"], status["notice"]) == ("queued", no_worker_notice("approval"))
+
+            pool.start("starting")
+            reader = redis.asyncio.Redis.from_url(server.url)
+            async with asyncio.timeout(60):  # it beats: alive, its apps not announced yet
+                while not (alive := await alive_workers(reader)):
+                    await asyncio.sleep(0.05)
+            await reader.aclose()
+            with pool.admin() as admin:
+                assert ([worker.apps for worker in alive], admin.hexists(keys.workers(), "starting")) == ([[]], False)
+            status = (await http.get(f"/invocations/{invocation_id}")).json()
+            assert (status["status"], status["notice"]) == ("queued", None)
+            followed = asyncio.create_task(_frames(http, invocation_id))
+            await asyncio.sleep(0.2)  # the stream starts while the invocation waits
+
+            with pool.admin() as admin:
+                admin.set(READY_GATE, "1")
+            frames = await asyncio.wait_for(followed, 60)
+            assert [frame.event for frame in frames if frame.event != "message"][-1:] == ["status"]
+            assert "notice" not in [frame.event for frame in frames]
+            assert frames[-1].data["status"] == "parked"
+    finally:
+        await backed.aclose()
+        pool.stop_all()
+        server.stop()
+
+
+async def test_a_worker_is_alive_from_the_moment_it_announces_itself_not_from_its_first_beat(tmp_path, monkeypatch):
+    server = EmbeddedRedis(tmp_path / "redis")
+    server.start()
+    monkeypatch.setenv("AGENTQ_REDIS_URL", server.url)
+    pool = WorkerPool(server.url, tmp_path)
+    backed = redis_services(server.url)
+    app = create_app(ApiSettings(app_names=["approval"]), backed.services)
+    transport = httpx.ASGITransport(app=app, client=("127.0.0.1", 40000))
+    try:
+        async with httpx.AsyncClient(transport=transport, base_url="http://agentq.test", timeout=30) as http:
+            pool.ensure("lone")  # returns as soon as the worker is in keys.workers(): it consumes from then on
+            health = (await http.get("/health")).json()
+            assert (health["status"], health["workers"], "warning" in health) == ("ok", 1, False)
+    finally:
+        await backed.aclose()
+        pool.stop_all()
+        server.stop()

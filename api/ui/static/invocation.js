@@ -46,16 +46,23 @@ export function invocationView(root, id) {
     showCalls();
   }
 
-  function cardFor(callId) {
+  // A card is kept per node run and call id: a review loop asks every run with the same interrupt id, and the
+  // card of the run answered before (its form sent, its outcome shown) is not the next run's.
+  const cardKey = (callId, askedBy) => JSON.stringify([askedBy || "", callId]);
+
+  function cardFor(callId, askedBy) {
     const waiting = record?.status === "parked" && record.pendingCalls.find((c) => c.id === callId);
     if (!waiting) return null;
-    if (!cards.has(callId)) cards.set(callId, pendingCall(record, waiting, { onAnswered: refresh }));
-    return cards.get(callId);
+    const key = cardKey(callId, askedBy);
+    if (!cards.has(key)) cards.set(key, pendingCall(record, waiting, { onAnswered: refresh }));
+    return cards.get(key);
   }
 
   function showCalls() {
     const waiting = new Set(record.status === "parked" ? record.pendingCalls.map((c) => c.id) : []);
-    for (const callId of [...cards.keys()]) if (!waiting.has(callId)) cards.delete(callId);
+    const asked = new Set([...waiting].map((callId) => cardKey(callId)));
+    for (const node of nodes) for (const callId of node.waitingOn) asked.add(cardKey(callId, node.path));
+    for (const key of [...cards.keys()]) if (!asked.has(key) || !waiting.has(JSON.parse(key)[1])) cards.delete(key);
     // A call a workflow node waits on is answered in that node; the others in the list below.
     const inNodes = new Set(nodes.flatMap((n) => n.waitingOn));
     const section = workflowSection(nodes, cardFor);
@@ -176,11 +183,17 @@ const byWhom = (actor) => (actor ? ` by ${actorName(actor)}` : "");
 // Stream entry ids start with the Redis server's clock (ms): one clock for every row, in commit order.
 const entryTime = (id) => Number(String(id).split("-")[0]);
 
+/** A path segment as a person reads it: "review" for its first run, "review #2" for the second. */
+function runName(segment) {
+  const [name, run] = segment.split("@");
+  return run && run !== "1" ? `${name} #${run}` : name;
+}
+
 /** Timeline rows of a committed event, at ``at`` ms (default: the event's own timestamp). */
 function eventRows(event, at = event?.timestamp * 1000) {
   if (!event || event.partial) return [];
   const path = event.nodeInfo?.path;
-  const node = path ? path.split("/").slice(1).map((s) => s.split("@")[0]).join("/") || path.split("@")[0] : "";
+  const node = path ? (path.split("/").slice(1).map(runName).join("/") || runName(path)) : "";
   const who = event.author === "user" ? "user" : node ? `${event.author} › ${node}` : event.author;
   const attempt = path && event.actions?.agentState?.["agentq:node_attempt"];
   if (attempt) return [{ at, what: `${who}: attempt ${attempt} begins`, details: "" }];
@@ -194,7 +207,7 @@ function eventRows(event, at = event?.timestamp * 1000) {
   return rows.concat((event.content?.parts || []).map((part) => {
     if (part.functionCall) {
       const c = part.functionCall;
-      return { at, callId: c.id, what: `${who} calls ${c.name}`, details: argsTable(c.args) };
+      return { at, callId: c.id, who, what: `${who} calls ${c.name}`, details: argsTable(c.args) };
     }
     if (part.functionResponse) {
       const r = part.functionResponse;
@@ -206,12 +219,29 @@ function eventRows(event, at = event?.timestamp * 1000) {
   }).filter(Boolean));
 }
 
+/** Each answer row's call row: the k-th answer to a call id answers the k-th call with that id (a review loop
+ * asks every run with the same interrupt id), as the workers pair them (runtime/workflow/history.py). */
+function pairAnswers(rows) {
+  const asked = new Map(); // call id -> its call rows not answered yet, oldest first
+  const calls = new Map(); // answer row -> call row
+  for (const row of rows) {
+    if (row.callId) {
+      if (!asked.has(row.callId)) asked.set(row.callId, []);
+      asked.get(row.callId).push(row);
+    } else if (row.answers && asked.get(row.answers)?.length) {
+      calls.set(row, asked.get(row.answers).shift());
+    }
+  }
+  return calls;
+}
+
 function renderTimeline(body, rows) {
-  const callTimes = new Map(rows.filter((r) => r.callId).map((r) => [r.callId, r.at]));
+  const calls = pairAnswers(rows);
   const statuses = rows.filter((r) => r.status);
   body.replaceChildren(...rows.map((row, i) => {
     const notes = [];
-    if (row.answers && callTimes.has(row.answers)) notes.push(`took ${duration(row.at - callTimes.get(row.answers))}`);
+    const call = calls.get(row);
+    if (call) notes.push(`for ${call.who}`, `took ${duration(row.at - call.at)}`);
     if (row.status && !FINAL.has(row.status)) {
       const next = statuses[statuses.indexOf(row) + 1];
       notes.push(next ? `for ${duration(next.at - row.at)}` : "so far");

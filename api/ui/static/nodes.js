@@ -10,7 +10,8 @@ export const NODE_STATUS = {
 const ORDER = ["waiting", "failed", "retrying", "running", "stopped", "done"];
 const MANY = 12; // a run with more nodes than this (a fan-out over items) shows them folded under their counts
 
-/** The section for ``nodes`` (none: null); cardFor(callId) gives the answer card of a pending call, or null. */
+/** The section for ``nodes`` (none: null); cardFor(callId, path) gives the answer card of
+ * a pending call that node run ``path`` made, or null. */
 export function workflowSection(nodes, cardFor) {
   if (!nodes.length) return null;
   const children = new Map();
@@ -35,7 +36,7 @@ function item(node, children, cardFor) {
       h("code", { class: "node-path" }, node.path)),
     node.error && node.status !== "stopped" ? h("div", { class: node.status === "failed" ? "node-error error-text" : "node-error" },
       node.status === "failed" ? "failed: " : "an attempt failed: ", `${node.error.type}: ${node.error.message}`) : null,
-    node.waitingOn.map((id) => cardFor(id) || h("p", { class: "muted" }, `waiting on call ${id}`)),
+    node.waitingOn.map((id) => cardFor(id, node.path) || h("p", { class: "muted" }, `waiting on call ${id}`)),
     below.length > MANY ? h("details", { class: "many" }, h("summary", {}, `${below.length} runs: ${counts(below)}`), nested)
       : below.length ? nested : null);
 }

@@ -18,6 +18,7 @@ from .credentials import (
     credential_request,
     oauth_state,
     user_credential,
+    user_credential_keys,
 )
 from .invocations import (
     INBOX_CHANGES_MAXLEN,
@@ -109,6 +110,7 @@ __all__ = [
     "artifact_versions",
     "artifact_index",
     "user_credential",
+    "user_credential_keys",
     "credential_request",
     "oauth_state",
     "shards",

@@ -11,6 +11,12 @@ def user_credential(app_name: str, user_id: str, credential_key: str) -> str:
     return f"{PREFIX}{user_tag(app_name, user_id)}:cred:{_part(credential_key)}"
 
 
+def user_credential_keys(app_name: str, user_id: str) -> str:
+    """Set: the ``credential_key`` of every credential stored for one user in one app (so the user's
+    credentials can be deleted with the user, without a SCAN)."""
+    return f"{PREFIX}{user_tag(app_name, user_id)}:cred-keys"
+
+
 def credential_request(app_name: str, user_id: str, invocation_id: str, request_id: str) -> str:
     """String: the full AuthConfig (client secret included) of a pending ``adk_request_credential`` call,
     encrypted; written by the worker when the invocation parks on it, read by the API to exchange the code."""
