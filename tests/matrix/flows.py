@@ -211,16 +211,35 @@ loop = flow("loop", "Polish the slogan", LoopAgent(name="polisher", max_iteratio
 # --- transfer to a sub-agent and back --------------------------------------------------------------------------
 
 
+def declared(request) -> str:
+    """The names of the tools the request declares to the model, in the order it declares them (each agent says
+    them in its answer, so the committed events show the order google-adk and agentq declare them in)."""
+    return ", ".join(declaration.name for tool in request.config.tools or ()
+                     for declaration in tool.function_declarations or ())
+
+
+def open_hours() -> dict:
+    """When the desk is open."""
+    return {"hours": "9-17"}
+
+
 def _route(request):
     if answers(request, "transfer_to_agent"):  # its own transfer is in its history: it is the return
-        return text("Back at the front desk.")
+        return text(f"Back at the front desk (tools: {declared(request)}).")
     return calls(("transfer_to_agent", {"agent_name": "billing"}))
 
 
+def _bill(request):
+    return LlmResponse(content=types.Content(role="model", parts=[
+        types.Part(text=f"Billing (tools: {declared(request)}) hands back."),
+        types.Part(function_call=types.FunctionCall(name="transfer_to_agent", args={"agent_name": "desk"}))]))
+
+
 billing = LlmAgent(name="billing", description="Answers invoice questions.", instruction="Answer invoices.",
-                   model=scripted("mx-billing", lambda request: calls(("transfer_to_agent", {"agent_name": "desk"}))))
+                   model=scripted("mx-billing", _bill), tools=[open_hours])
 transfer = flow("transfer", "Is my invoice paid?", LlmAgent(
-    name="desk", model=scripted("mx-desk", _route), instruction="Route questions.", sub_agents=[billing]))
+    name="desk", model=scripted("mx-desk", _route), instruction="Route questions.", tools=[open_hours],
+    sub_agents=[billing]))
 
 
 # --- callbacks that answer instead of the model, the tool and after the agent -----------------------------------

@@ -56,6 +56,8 @@ KNOWN_DEFECTS: dict[tuple[str, str, str], str] = {
     # issue 24, ADK fidelity
     ("*", "sequential", "events"): "SequentialAgent commits agent_state/end_of_agent events in a non-resumable app",
     ("*", "loop", "events"): "LoopAgent commits agent_state/end_of_agent events in a non-resumable app",
+    ("*", "transfer", "events"): "a transferring agent declares its own tools before transfer_to_agent; google-adk "
+                                 "declares transfer_to_agent first (each agent says the order in its answer)",
     # found by this matrix (not in issue 24's list)
     ("*", "confirmation", "events"): "found by the matrix: agentq commits the held tool's 'requires confirmation' "
                                      "response before the adk_request_confirmation call; google-adk commits the "
