@@ -55,8 +55,9 @@ def without_agentq_marks(event: dict) -> dict:
 
     The path is left out because agentq sets none on an agent's events (google-adk 2.13 writes ``weather@1``,
     ``desk@1/billing@1``, and ``""`` on user messages) and no branch of issue 24 changes that: compared, it would
-    fail every cell but the workflow's for that one gap and hide the differences the cells are there to show.
-    Workflow node events keep their paths (they carry ``outputFor`` too)."""
+    fail every cell but the workflow's for that one gap and hide the differences the cells are there to show;
+    the matrix's ``paths`` check compares the paths alone. Workflow node events keep their paths (they carry
+    ``outputFor`` too)."""
     event = dict(event)
     metadata = {k: v for k, v in (event.get("customMetadata") or {}).items() if k != ANSWERED_BY}
     event.pop("customMetadata", None)
@@ -68,7 +69,9 @@ def without_agentq_marks(event: dict) -> dict:
 
 
 def session_view(events: list[dict], state: dict) -> dict:
-    """The compared view of a session: its normalised events (bookkeeping aside) and its state."""
+    """The compared view of a session: its normalised events (bookkeeping aside), its state, and each event's
+    ``nodeInfo.path`` (compared on their own: see ``without_agentq_marks``)."""
     ids: dict[str, str] = {}
-    kept = [without_agentq_marks(normalise(event, ids)) for event in events]
-    return {"events": [event for event in kept if not is_bookkeeping(event)], "state": state}
+    kept = [event for event in (normalise(event, ids) for event in events) if not is_bookkeeping(event)]
+    return {"events": [without_agentq_marks(event) for event in kept], "state": state,
+            "paths": [event.get("nodeInfo", {}).get("path") for event in kept]}

@@ -7,6 +7,8 @@ of its checks asks for it, and every check then reads what that run saw:
 
 - ``events``: the session's committed events and state equal google-adk's in-memory Runner's for the same agent,
   message and answers (ids, timestamps and invocation ids aside; agentq's workflow bookkeeping events aside);
+- ``paths``: each of those events has the ``nodeInfo.path`` google-adk gives it (compared apart from the events,
+  see ``normalise.without_agentq_marks``);
 - ``role``: a key without the needed role is refused (403, or an A2A error) and nothing is written;
 - ``scope``: a key scoped to another user is refused (404, or an A2A error) and nothing is written;
 - ``separation``: the requester cannot confirm its own confirmation (the approval rule), and nothing is written;
@@ -62,6 +64,8 @@ KNOWN_DEFECTS: dict[tuple[str, str, str], str] = {
     ("*", "confirmation", "events"): "found by the matrix: agentq commits the held tool's 'requires confirmation' "
                                      "response before the adk_request_confirmation call; google-adk commits the "
                                      "call first",
+    ("*", "*", "paths"): "found by the matrix: agentq sets no nodeInfo.path on an agent's events (google-adk: "
+                         "'weather@1', 'desk@1/billing@1', 'desk@2') nor on user messages (google-adk: '')",
     ("schedule", "confirmation", "separation"): "found by the matrix: a schedule's run records no enqueuer, so "
                                                 "the schedule's creator confirms its own run's confirmation",
     ("schedule", "confirmation", "audit"): "found by the matrix: the schedule's creator confirmed its own run (see "
@@ -69,7 +73,7 @@ KNOWN_DEFECTS: dict[tuple[str, str, str], str] = {
 }
 
 HERE = Path(__file__).parent
-CHECKS = ("events", "role", "scope", "separation", "counts", "audit")
+CHECKS = ("events", "paths", "role", "scope", "separation", "counts", "audit")
 APPROVAL_POLICY = {"mx_confirmation": {"send_money": {"separation_of_duties": True}}}
 CLIENT_ADDRESS = "127.0.0.1"
 
@@ -246,7 +250,7 @@ def _cell_run(stack, entry: str, flow: str) -> Run:
 
 def _lines(view: dict) -> list[str]:
     """A session view as one JSON line per event and one for the state: a failure shows which events differ."""
-    if "events" not in view:
+    if "events" not in view:  # google-adk raised
         return [json.dumps(view, sort_keys=True)]
     return [json.dumps(event, sort_keys=True) for event in view["events"]] + [
         "state: " + json.dumps(view["state"], sort_keys=True)]
@@ -267,6 +271,8 @@ def test_a_flow_through_an_entry_point_holds_the_check(stack, adk_sessions, entr
     if check == "events":
         assert (run.status, run.error) == ("completed", None)
         assert _lines(run.view) == _lines(adk_sessions[flow])
+    elif check == "paths":
+        assert run.view["paths"] == adk_sessions[flow]["paths"]
     elif check in ("role", "scope", "separation"):
         attempts = [attempt for attempt in run.attempts if attempt.guard == check]
         assert attempts, f"no {check} attempt was made"
