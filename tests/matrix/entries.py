@@ -7,6 +7,7 @@ refused attempt got and whether it wrote anything, and the test module asserts o
 
 from __future__ import annotations
 
+import asyncio
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -193,32 +194,60 @@ class Schedule(Entry):
         return {"id": f"s-{cell.session_id}", "intervalS": 86_400, "startAt": time.time() + 300 * 86_400,
                 "newMessage": cell.message, "sessionId": cell.session_id}
 
-    @property
-    def schedules(self) -> str:
-        return "/apps/{app}/users/{user}/schedules"
+    def schedules(self, cell: Cell) -> str:
+        return f"/apps/{cell.app}/users/{cell.user}/schedules"
 
     async def prepare(self, cell: Cell) -> None:
         """The session is made with the schedule (in ``refuse_start``, once the refused creations are tried)."""
 
     async def refuse_start(self, cell: Cell) -> None:
-        path = self.schedules.format(app=cell.app, user=cell.user)
-        await _refused_post(cell, "role", READER, path, self.spec(cell), 403)
-        await _refused_post(cell, "scope", EVE, path, self.spec(cell), 404)
-        async with cell.http(REQUESTER) as http:
-            listed = await http.get(path)
-            assert listed.json()["schedules"] == [], "a refused creation left a schedule"
-            made = await http.post(path, json=self.spec(cell))
-            assert made.status_code == 201, made.text
-        trigger = f"{path}/s-{cell.session_id}/trigger"
+        await self.refuse_creation(cell)
+        trigger = f"{self.schedules(cell)}/s-{cell.session_id}/trigger"
         await _refused_post(cell, "role", READER, trigger, {}, 403)
         await _refused_post(cell, "scope", EVE, trigger, {}, 404)
 
+    async def refuse_creation(self, cell: Cell) -> None:
+        """The reader and eve try to make the schedule, then the requester makes it."""
+        await _refused_post(cell, "role", READER, self.schedules(cell), self.spec(cell), 403)
+        await _refused_post(cell, "scope", EVE, self.schedules(cell), self.spec(cell), 404)
+        async with cell.http(REQUESTER) as http:
+            listed = await http.get(self.schedules(cell))
+            assert listed.json()["schedules"] == [], "a refused creation left a schedule"
+            made = await http.post(self.schedules(cell), json=self.spec(cell))
+            assert made.status_code == 201, made.text
+
     async def start(self, cell: Cell) -> str:
         async with cell.http(REQUESTER) as http:
-            fired = await http.post(self.schedules.format(app=cell.app, user=cell.user)
-                                    + f"/s-{cell.session_id}/trigger")
+            fired = await http.post(f"{self.schedules(cell)}/s-{cell.session_id}/trigger")
         assert fired.status_code == 202, fired.text
         return fired.json()["invocationId"]
+
+
+class ScheduleTick(Schedule):
+    """A schedule whose first tick is due at once, fired by a real ``agentq scheduler`` process (the stack runs
+    one); the only guarded door is its creation (a trigger would fire a second run)."""
+
+    name = "tick"
+    FIRST_RUN_S = 60
+    """How long the first run may take to appear: the scheduler looks every 0.25 s; a loaded machine is slow."""
+
+    def spec(self, cell: Cell) -> dict:
+        # ticks every day from a day ago, less half a second: the first tick after the creation is due at once
+        # (a start at "now" would be passed by the time the schedule is made, and its first tick be tomorrow)
+        return {**super().spec(cell), "startAt": time.time() - 86_400 + 0.5}
+
+    async def refuse_start(self, cell: Cell) -> None:
+        await self.refuse_creation(cell)
+
+    async def start(self, cell: Cell) -> str:
+        deadline = time.monotonic() + self.FIRST_RUN_S
+        async with cell.http(REQUESTER) as http:
+            while True:
+                runs = (await http.get(f"{self.schedules(cell)}/s-{cell.session_id}/runs")).json()["runs"]
+                if runs:
+                    return runs[-1]["invocationId"]
+                assert time.monotonic() < deadline, f"the scheduler fired no tick of s-{cell.session_id}"
+                await asyncio.sleep(0.1)
 
 
 class PythonClient(Entry):
@@ -322,4 +351,4 @@ class A2A(Entry):
 
 
 ENTRIES: dict[str, Entry] = {entry.name: entry for entry in (HttpInvocations(), RunSse(), A2A(), Schedule(),
-                                                             PythonClient())}
+                                                             ScheduleTick(), PythonClient())}
