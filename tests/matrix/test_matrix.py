@@ -20,7 +20,8 @@ approval rule); a schedule's tick has no caller, so its creation and trigger are
 fired by its trigger; ``tick``: fired by the scheduler process, only its creation is guarded).
 
 Cells failing on this branch because of a defect another branch fixes are in ``KNOWN_DEFECTS`` below, each
-``xfail(strict=True)``: delete an entry once its fix is merged.
+``xfail(strict=True)``: delete an entry once its fix is merged (a fixed cell then XPASSes, which fails the run).
+``pytest tests/matrix -rxX`` lists each xfailed cell with its reason; ``--runxfail`` shows how each still fails.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import json
 import subprocess
+import sys
 import uuid
 from collections import Counter
 from dataclasses import dataclass, field
@@ -36,7 +38,7 @@ from typing import Any
 
 import pytest
 
-from agentq.local_stack import LocalStack
+from agentq.local_stack import CLI, LocalStack
 
 from .entries import ENTRIES, EVE, READER, REQUESTER, Attempt, Cell, keys_json
 from .flows import FLOWS
@@ -134,7 +136,9 @@ def stack(tmp_path_factory):
            "AGENTQ_APPROVAL_POLICY": json.dumps(APPROVAL_POLICY), "GOOGLE_API_KEY": "", "GEMINI_API_KEY": ""}
     with LocalStack(tmp_path_factory.mktemp("matrix"), apps=[f"tests.matrix.flows:{name}" for name in FLOWS],
                     api_keys_json=json.dumps(keys_json()), extra_env=env) as running:
-        scheduler = running._spawn("scheduler", ["scheduler"])  # fires the tick entry point's schedules
+        with open(running.data_dir / "scheduler.log", "ab") as log:  # fires the tick entry point's schedules
+            scheduler = subprocess.Popen([sys.executable, "-c", CLI, "scheduler"], env=running.env(), stdout=log,
+                                         stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
         try:
             yield running
         finally:
