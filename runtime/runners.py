@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from google.genai import types
 
 from ._sync import iterate_in_thread
+from .agents import progress
 from .agents.base_agent import BaseAgent
 from .agents.llm_agent import LlmAgent
 from .apps.compaction import compact_after_invocation
@@ -189,6 +190,8 @@ class Runner:
                             contents=scratch.setdefault("contents", {}))
         for event in prior:
             run.record(event)
+        if prior and self.resumable and not self._llm_end_events and self.tool_journal is not None:
+            await progress.restore_private(run, self.tool_journal, invocation_id, self._agents)
         ctx = InvocationContext(
             invocation_id=invocation_id or new_invocation_id(),
             agent=self.agent,

@@ -181,7 +181,8 @@ class LlmAgent(BaseAgent):
             return cache
         tools = [tool if isinstance(tool, BaseTool) else FunctionTool(tool) for tool in self.tools]
         if targets and not any(tool.name == "transfer_to_agent" for tool in tools):
-            tools.append(FunctionTool(transfer_to_agent))
+            # first, as ADK 2.13 declares it (its transfer request processor runs before the agent's tools are added)
+            tools.insert(0, FunctionTool(transfer_to_agent))
         cache.tools = {tool.name: tool for tool in tools}
         declarations = [d for d in (tool._get_declaration() for tool in tools) if d is not None]
         if targets:

@@ -38,9 +38,10 @@ class LoopAgent(BaseAgent):
                 # Resuming, the escalation may have been committed before the stop.
                 escalate = resuming and index == start and resume.escalated_since_checkpoint(ctx, self)
                 if ctx.run.resumable and not (resuming and index == start):
-                    yield self._checkpoint(
+                    if (checkpoint := await self._progress(
                         ctx, agent_state={"current_sub_agent": sub_agent.name, "times_looped": times_looped}
-                    )
+                    )) is not None:
+                        yield checkpoint
                 resuming = False
                 async for event in sub_agent.run_async(ctx):
                     escalate = escalate or bool(event.actions.escalate)
@@ -49,9 +50,11 @@ class LoopAgent(BaseAgent):
                     return
                 if escalate:
                     if ctx.run.resumable:
-                        yield self._checkpoint(ctx, end_of_agent=True)
+                        if (checkpoint := await self._progress(ctx, end_of_agent=True)) is not None:
+                            yield checkpoint
                     return
             start = 0
             times_looped += 1
         if ctx.run.resumable:
-            yield self._checkpoint(ctx, end_of_agent=True)
+            if (checkpoint := await self._progress(ctx, end_of_agent=True)) is not None:
+                yield checkpoint

@@ -27,7 +27,8 @@ class ParallelAgent(BaseAgent):
             ctx.end_invocation = True
             return
         if state is None and ctx.run.resumable:
-            yield self._checkpoint(ctx, agent_state={})
+            if (checkpoint := await self._progress(ctx, agent_state={})) is not None:
+                yield checkpoint
         runs = [
             sub_agent.run_async(
                 ctx.model_copy(update={"branch": f"{ctx.branch or self.name}.{sub_agent.name}"})
@@ -40,7 +41,8 @@ class ParallelAgent(BaseAgent):
         if ctx.halted():
             return
         if ctx.run.resumable:
-            yield self._checkpoint(ctx, end_of_agent=True)
+            if (checkpoint := await self._progress(ctx, end_of_agent=True)) is not None:
+                yield checkpoint
 
 
 async def merge(runs: list[AsyncGenerator[Event, None]]) -> AsyncGenerator[Event, None]:

@@ -29,10 +29,13 @@ class SequentialAgent(BaseAgent):
         for index in range(start, len(self.sub_agents)):
             sub_agent = self.sub_agents[index]
             if ctx.run.resumable and not (resuming and index == start):
-                yield self._checkpoint(ctx, agent_state={"current_sub_agent": sub_agent.name})
+                checkpoint = await self._progress(ctx, agent_state={"current_sub_agent": sub_agent.name})
+                if checkpoint is not None:
+                    yield checkpoint
             async for event in sub_agent.run_async(ctx):
                 yield event
             if ctx.halted():
                 return
         if ctx.run.resumable:
-            yield self._checkpoint(ctx, end_of_agent=True)
+            if (checkpoint := await self._progress(ctx, end_of_agent=True)) is not None:
+                yield checkpoint

@@ -16,7 +16,7 @@ from ..events import Event, EventActions
 from ..models.llm_request import LlmRequest
 from ..models.llm_response import LlmResponse
 from ..sessions.base_session_service import set_fields
-from ..tools.finish_task_tool import FINISH_TASK_INSTRUCTION, is_finish_task_terminal
+from ..tools.finish_task_tool import FINISH_TASK_INSTRUCTION, FINISH_TASK_TOOL_NAME, is_finish_task_terminal
 from ..tracing import steps
 from . import _fast, delegation, functions, model_callbacks, resume_plan, transfer
 from .agent_modes import DELEGATED_TASK_MODES, AgentMode, mode_of
@@ -215,6 +215,17 @@ def _response_fields(response: LlmResponse) -> dict:
 _RESPONSE_FIELDS = tuple(LlmResponse.model_fields)
 
 
+def _put_task_output(agent, calls, tools, answers: list[Event]) -> None:
+    """As ADK 2.13: the event answering a task's finish_task for good carries the task's output (the call's
+    arguments, unwrapped as the tool declares them) in ``event.output``; a turn that also delegates does not."""
+    finish = next((call for call in reversed(calls) if call.name == FINISH_TASK_TOOL_NAME), None)
+    if finish is None or mode_of(agent) != AgentMode.TASK:
+        return
+    for answer in answers:
+        if is_finish_task_terminal(answer):
+            answer.output = tools[FINISH_TASK_TOOL_NAME].output_of(dict(finish.args or {}))
+
+
 async def _answer_calls(agent, ctx, calls, tools, confirmations=None) -> AsyncGenerator[Event, None]:
     """Run the calls, yield their answer, then hand over if a tool asked for a transfer.
 
@@ -224,6 +235,8 @@ async def _answer_calls(agent, ctx, calls, tools, confirmations=None) -> AsyncGe
     if delegated:
         calls = [call for call in calls if not delegation.delegated_target(tools, call)]
     answers = await functions.run_calls(agent, ctx, calls, tools, confirmations) if calls else []
+    if not delegated:
+        _put_task_output(agent, calls, tools, answers)
     for answer in answers:
         yield answer
     if delegated:
