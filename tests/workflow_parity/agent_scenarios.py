@@ -98,19 +98,29 @@ async def drive(lib: Lib, root, turns: list[str], *, resumable: bool | str = Fal
 # --- scenarios -------------------------------------------------------------------------------------------
 
 
-@scenario
-async def sequence_of_two(lib: Lib, resumable):
+def sequence_of_two_tree(lib: Lib):
+    """A SequentialAgent of two LlmAgents, each answering one text (also run on agentq's workers:
+    tests/workflow_parity/worker_agent_apps.py)."""
     first = lib.LlmAgent(name="first", model=make_model(lib, ["one"]), output_key="a")
     second = lib.LlmAgent(name="second", model=make_model(lib, ["two"]), output_key="b")
-    return await drive(lib, lib.SequentialAgent(name="seq", sub_agents=[first, second]), ["go"], resumable=resumable)
+    return lib.SequentialAgent(name="seq", sub_agents=[first, second])
+
+
+def loop_of_two_tree(lib: Lib):
+    """A LoopAgent of two LlmAgents for two iterations (also run on agentq's workers)."""
+    first = lib.LlmAgent(name="first", model=make_model(lib, ["one", "three"]))
+    second = lib.LlmAgent(name="second", model=make_model(lib, ["two", "four"]))
+    return lib.LoopAgent(name="loop", sub_agents=[first, second], max_iterations=2)
+
+
+@scenario
+async def sequence_of_two(lib: Lib, resumable):
+    return await drive(lib, sequence_of_two_tree(lib), ["go"], resumable=resumable)
 
 
 @scenario
 async def loop_of_two_for_two_iterations(lib: Lib, resumable):
-    first = lib.LlmAgent(name="first", model=make_model(lib, ["one", "three"]))
-    second = lib.LlmAgent(name="second", model=make_model(lib, ["two", "four"]))
-    loop = lib.LoopAgent(name="loop", sub_agents=[first, second], max_iterations=2)
-    return await drive(lib, loop, ["go"], resumable=resumable)
+    return await drive(lib, loop_of_two_tree(lib), ["go"], resumable=resumable)
 
 
 @scenario
