@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator
 from contextlib import aclosing
-from typing import Any
+from typing import Any, ClassVar
 
 from google.genai import types
 from pydantic import BaseModel, ConfigDict, Field
@@ -27,6 +27,8 @@ class BaseAgent(BaseModel):
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
+    keeps_progress: ClassVar[bool] = False
+    """A workflow agent that checkpoints its progress in a resumable run (``agents.progress``)."""
 
     name: str
     description: str = ""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator
+from typing import ClassVar
 
 from ..contexts import resume
 from ..contexts.invocation_context import InvocationContext
@@ -17,6 +18,8 @@ class LoopAgent(BaseAgent):
     In a resumable run, checkpoints ``{"current_sub_agent": name, "times_looped": n}`` let a resumed invocation
     continue mid-loop.
     """
+
+    keeps_progress: ClassVar[bool] = True
 
     max_iterations: int | None = None
 

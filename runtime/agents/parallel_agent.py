@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncGenerator
 from contextlib import aclosing
+from typing import ClassVar
 
 from ..contexts import resume
 from ..contexts.invocation_context import InvocationContext
@@ -20,6 +21,8 @@ class ParallelAgent(BaseAgent):
     Events from the branches are interleaved as they come; each branch waits until its event is committed
     before it goes on. A resumed invocation re-enters every branch; finished branches do nothing.
     """
+
+    keeps_progress: ClassVar[bool] = True
 
     async def _run_async_impl(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
         state, ended = resume.workflow_progress(ctx, self)

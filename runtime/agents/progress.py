@@ -50,11 +50,7 @@ async def restore_private(run: InvocationRun, journal: BaseToolJournal, invocati
                           agents: dict[str, BaseAgent]) -> None:
     """Put the latest private checkpoint of each workflow agent of the tree back into ``run.events`` (a resumed
     run), each right after the committed event it followed, an ancestor's before its descendants'."""
-    from .loop_agent import LoopAgent
-    from .parallel_agent import ParallelAgent
-    from .sequential_agent import SequentialAgent
-
-    workflow_agents = [a for a in agents.values() if isinstance(a, SequentialAgent | LoopAgent | ParallelAgent)]
+    workflow_agents = [agent for agent in agents.values() if agent.keeps_progress]
     for agent in sorted(workflow_agents, key=_depth):
         kept = await journal.get(invocation_id, PROGRESS_PREFIX + agent.name)
         if kept is None or kept.response is None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator
+from typing import ClassVar
 
 from ..contexts import resume
 from ..contexts.invocation_context import InvocationContext
@@ -16,6 +17,8 @@ class SequentialAgent(BaseAgent):
     In a resumable run it commits a checkpoint ``{"current_sub_agent": name}`` before each sub-agent and
     ``end_of_agent`` at the end; a resumed invocation continues at the checkpointed sub-agent.
     """
+
+    keeps_progress: ClassVar[bool] = True
 
     async def _run_async_impl(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
         names = [agent.name for agent in self.sub_agents]

@@ -171,9 +171,10 @@ async def _responses(
         if replaced is not None:
             yield replaced
             return
+    model = _model_for_call(agent, ctx)
     ctx.increment_llm_call_count()
     stream = ctx.run_config.streaming_mode == StreamingMode.SSE
-    answers = agent.canonical_model.generate_content_async(request, stream=stream)
+    answers = model.generate_content_async(request, stream=stream)
     if plugins.has_callback("on_model_error_callback"):
         answers = model_callbacks.answer_errors(answers, plugins, callback_context, request)
     after = agent.after_model_callback or plugins.has_callback("after_model_callback")
@@ -184,6 +185,18 @@ async def _responses(
             yield response
     except ModelError as exc:
         yield LlmResponse(error_code=exc.code or "MODEL_ERROR", error_message=str(exc))
+
+
+def _model_for_call(agent: LlmAgent, ctx: InvocationContext):
+    """The agent's model, unless a plugin stands in for it (``model_for_call``: the conformance replay, which
+    google-adk 2.13 also substitutes at the model, after the before-model callbacks)."""
+    for plugin in ctx.plugin_manager.plugins:
+        stand_in = getattr(plugin, "model_for_call", None)
+        if stand_in is not None:
+            model = stand_in(invocation_id=ctx.invocation_id, agent_name=agent.name)
+            if model is not None:
+                return model
+    return agent.canonical_model
 
 
 def _to_event(template: Event, response: LlmResponse, request: LlmRequest) -> Event:
