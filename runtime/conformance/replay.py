@@ -190,15 +190,16 @@ def model_view(request: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-_NOTE = re.compile(r"\n\nNOTE:.*", re.DOTALL)
+_NOTE = re.compile(r"\n\n?(?:NOTE|Note|IMPORTANT):.*", re.DOTALL)
 _TRANSFER_BLOCK = "You have a list of other agents to transfer to:"
 _TARGET = re.compile(r"Agent name: (.*)\nAgent description: (.*)")
 _PARENT = re.compile(r"parent agent (?:is )?([^\s.,]+)")
 
 
 def _prose(text: str) -> str:
-    """Framework prose reduced to what it says: whitespace runs as one space, and a closing "NOTE:" paragraph
-    left out (each library words its own notes to the model, such as not calling a long-running tool again), as
+    """Framework prose reduced to what it says: whitespace runs as one space, and a closing "NOTE:" (or "Note:",
+    "IMPORTANT:") paragraph left out (each library words its own notes to the model, such as not calling a
+    long-running tool again, or a task agent's tool alone), as
     google-adk's own check pins the wording of such texts."""
     return " ".join(_NOTE.sub("", text).split())
 
@@ -208,6 +209,9 @@ def _instruction(instruction: Any) -> Any:
     descriptions, and the parent named): both libraries word the block their own way around those facts."""
     if not isinstance(instruction, str):
         return instruction
+    # a task agent's paragraph about finish_task: framework prose each library words its own way
+    instruction = "\n\n".join("[finish_task instruction]" if "`finish_task`" in paragraph else paragraph
+                               for paragraph in instruction.split("\n\n"))
     head, found, block = instruction.partition(_TRANSFER_BLOCK)
     if not found:
         return " ".join(head.split())
@@ -248,8 +252,10 @@ def _without_ids(content: dict[str, Any]) -> dict[str, Any]:
 def _declaration(declaration: dict[str, Any]) -> dict[str, Any]:
     schema = declaration.get("parameters_json_schema") or declaration.get("parameters")
     name = declaration.get("name")
-    # transfer_to_agent's description is prose for the model that both libraries word their own way
-    description = None if name == "transfer_to_agent" else _prose(declaration.get("description") or "")
+    # transfer_to_agent's and finish_task's descriptions are prose for the model that both libraries word their
+    # own way
+    framework = name in ("transfer_to_agent", "finish_task")
+    description = None if framework else _prose(declaration.get("description") or "")
     return {"name": name, "description": description, "parameters": _schema(schema)}
 
 

@@ -20,7 +20,7 @@ from .adk_server import AGENTS, CASES, PLUGINS, PORT, adk_api_server, adk_bin, c
 
 APPS = [f"{name}.agent:root_agent" for name in (
     "weather", "approvals", "payments", "router", "review_flow", "parallel_calls", "translator", "pipeline",
-    "refiner", "front_desk", "guarded", "notes", "join_flow")]
+    "refiner", "front_desk", "guarded", "notes", "join_flow", "concierge")]
 CASE_COUNT = sum(1 for _ in CASES.rglob("spec.yaml"))
 
 
@@ -46,7 +46,7 @@ def test_adk_conformance_test_passes_against_agentq_on_every_recorded_case(tmp_p
         report = done.stdout + done.stderr
         print(report)
         assert done.returncode == 0, report + stack.log_tail("worker0")
-    assert CASE_COUNT >= 14
+    assert CASE_COUNT >= 15
     _assert_every_case_passed(report)
 
 

@@ -29,6 +29,7 @@ FunctionTool, LongRunningFunctionTool, ToolContext = _tools.FunctionTool, _tools
 AgentTool, exit_loop = _tools.AgentTool, _tools.exit_loop
 Workflow, node, START, JoinNode = _workflow.Workflow, _workflow.node, _workflow.START, _workflow.JoinNode
 Event, RequestInput = _events.Event, _events.RequestInput
+UiWidget = importlib.import_module(f"{ROOT}.events.ui_widget").UiWidget
 
 
 def answers(request, name: str) -> list[dict]:

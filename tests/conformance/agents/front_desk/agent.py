@@ -4,6 +4,11 @@ the desk, which closes."""
 from conformance_lib import LlmAgent, calls, said, scripted, text
 
 
+def lookup_customer(email: str) -> dict:
+    """Find a customer by email (declared beside transfer_to_agent: google-adk lists transfer_to_agent first)."""
+    return {"email": email, "customer": "C-1"}
+
+
 def _thanked(request) -> bool:
     return any("Thanks" in message for message in said(request))
 
@@ -19,4 +24,4 @@ def _billing(request):
 billing = LlmAgent(name="billing", description="Answers invoice questions.", instruction="Answer invoices.",
                    model=scripted(_billing))
 root_agent = LlmAgent(name="front_desk", instruction="Greet and route.", model=scripted(_desk),
-                      sub_agents=[billing])
+                      tools=[lookup_customer], sub_agents=[billing])
