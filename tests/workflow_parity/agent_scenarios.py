@@ -155,13 +155,17 @@ async def tool_declarations_of_a_transferring_agent(lib: Lib, resumable):
     return {**result, "declared": seen}
 
 
-@scenario
-async def a_task_finishes_with_its_output_on_the_finish_task_response(lib: Lib, resumable):
+def task_tree(lib: Lib):
+    """A coordinator delegating to a task agent that finishes at once (also run on agentq's workers)."""
     task = lib.LlmAgent(name="booker", description="Books flights.", mode="task",
                         model=make_model(lib, [("finish_task", {"result": "booked"})]))
-    root = lib.LlmAgent(name="coord", sub_agents=[task],
+    return lib.LlmAgent(name="coord", sub_agents=[task],
                         model=make_model(lib, [("booker", {"request": "book Paris"}), "Booked."]))
-    return await drive(lib, root, ["Paris"], resumable=resumable)
+
+
+@scenario
+async def a_task_finishes_with_its_output_on_the_finish_task_response(lib: Lib, resumable):
+    return await drive(lib, task_tree(lib), ["Paris"], resumable=resumable)
 
 
 @scenario

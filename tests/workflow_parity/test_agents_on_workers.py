@@ -1,4 +1,4 @@
-"""Sequential and Loop agents on a real ``agentq worker`` commit what google-adk 2.13 commits (issue 24).
+"""Sequential, Loop and task agents on a real ``agentq worker`` commit what google-adk 2.13 commits (issue 24).
 
 google-adk writes workflow checkpoints (``agent_state`` / ``end_of_agent``) only for a resumable app, and then
 also an ``end_of_agent`` per sub-agent. A worker runs every app durably; for an app that is not resumable it
@@ -75,7 +75,8 @@ def adk_results():
     except Exception as exc:  # noqa: BLE001 - no registry: the comparison cannot be made here
         pytest.skip(f"cannot install google-adk into bench/.adk-venv: {exc}")
     proc = subprocess.run([str(python), str(HERE / "agent_scenarios.py"), "google.adk", "sequence_of_two",
-                           "loop_of_two_for_two_iterations"], capture_output=True, text=True, env=_clean_env(),
+                           "loop_of_two_for_two_iterations",
+                           "a_task_finishes_with_its_output_on_the_finish_task_response"], capture_output=True, text=True, env=_clean_env(),
                           timeout=300, check=False, cwd=HERE)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return comparable(json.loads(proc.stdout))
@@ -97,12 +98,14 @@ async def _committed_by_agents(client, app: str, user: str, session_id: str) -> 
     session = await client.session_service.get_session(app_name=app, user_id=user, session_id=session_id)
     ids: dict[str, str] = {}
     return comparable([normalise(event.model_dump(mode="json", by_alias=True, exclude_none=True), ids)
-                       for event in session.events if event.author != "user"])
+                       for event in session.events[1:]])
 
 
 @pytest.mark.parametrize(("app", "case"), [
     ("par_seq", "sequence_of_two"), ("par_seq_r", "sequence_of_two/resumable"),
     ("par_loop", "loop_of_two_for_two_iterations"), ("par_loop_r", "loop_of_two_for_two_iterations/resumable"),
+    # the task's finish_task answer carries its output (event.output), as google-adk sets it
+    ("par_task", "a_task_finishes_with_its_output_on_the_finish_task_response"),
 ])
 async def test_a_worker_commits_the_events_google_adk_yields_for_the_same_agents(client, adk_results, app, case):
     user = "u-" + uuid.uuid4().hex[:8]

@@ -20,6 +20,8 @@ loop_app = App(name="par_loop", root_agent=agent_scenarios.loop_of_two_tree(_lib
 loop_resumable_app = App(name="par_loop_r", root_agent=agent_scenarios.loop_of_two_tree(_lib),
                          resumability_config=_RESUMABLE)
 
+task_app = App(name="par_task", root_agent=agent_scenarios.task_tree(_lib))
+
 
 def ask(question: str) -> None:
     """Ask the user; answered later."""
@@ -38,4 +40,5 @@ parking_loop_app = App(name="par_park_loop", root_agent=LoopAgent(name="loop", m
     LlmAgent(name="body", model=ScriptedLlm(responder=_body_turn), tools=[LongRunningFunctionTool(ask)])]))
 
 APPS = ",".join(f"tests.workflow_parity.worker_agent_apps:{name}" for name in (
-    "sequence_app", "sequence_resumable_app", "loop_app", "loop_resumable_app", "parking_loop_app"))
+    "sequence_app", "sequence_resumable_app", "loop_app", "loop_resumable_app", "parking_loop_app",
+    "task_app"))
