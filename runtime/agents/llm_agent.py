@@ -21,7 +21,7 @@ from ..models.base_llm import BaseLlm
 from ..models.registry import resolve
 from ..tools.base_tool import BaseTool
 from ..tools.delegation_tools import SingleTurnAgentTool, TaskAgentTool
-from ..tools.finish_task_tool import FinishTaskTool
+from ..tools.finish_task_tool import FinishTaskTool, is_finish_task_terminal
 from ..tools.function_tool import FunctionTool
 from ..tools.transfer_to_agent_tool import transfer_to_agent
 from .base_agent import BaseAgent
@@ -202,7 +202,11 @@ class LlmAgent(BaseAgent):
             yield event
         # An error answer stays the invocation's last word (callers read the outcome from it).
         failed = last is not None and last.error_code is not None and last.author == self.name
-        if ctx.run.llm_end_events and not ctx.end_invocation and not ctx.is_paused() and not failed:
+        # as google-adk 2.13, whose task wrapper returns on the finish_task answer: a finished task commits no
+        # end_of_agent (a task that asked the user something does)
+        finished_task = last is not None and self.mode == AgentMode.TASK and is_finish_task_terminal(last)
+        if (ctx.run.llm_end_events and not ctx.end_invocation and not ctx.is_paused() and not failed
+                and not finished_task):
             yield self._checkpoint(ctx, end_of_agent=True)
 
     async def _agent_callback_event(self, ctx: InvocationContext, callbacks, *, end: bool) -> Event | None:

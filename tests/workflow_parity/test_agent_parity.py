@@ -19,11 +19,9 @@ from . import agent_scenarios
 
 HERE = Path(__file__).parent
 
-# ADK-resumable shapes agentq does not match yet: a finished task's end_of_agent (ADK's task wrapper returns
-# before its LlmAgent yields one) and a transfer's order (ADK commits the transferring agent's end_of_agent
-# before the agent it hands over to runs; agentq after).
-KNOWN_RESUMABLE_DIFFERENCES = {"a_task_finishes_with_its_output_on_the_finish_task_response/resumable",
-                               "tool_declarations_of_a_transferring_agent/resumable"}
+# An ADK-resumable shape agentq does not match yet: a transfer's order (ADK commits the transferring agent's
+# end_of_agent before the agent it hands over to runs; agentq after, once the whole hand-over is done).
+KNOWN_RESUMABLE_DIFFERENCES = {"tool_declarations_of_a_transferring_agent/resumable"}
 
 
 def comparable(value):
