@@ -14,6 +14,7 @@ from ..contexts.invocation_context import InvocationContext
 from ..contexts.readonly_context import ReadonlyContext
 from ..errors import InvalidAgentConfigError, UsageError
 from ..events import Event
+from ..flows import resume_plan
 from ..flows.agent_modes import AgentMode, LlmAgentMode, is_delegated, mode_of
 from ..flows.instructions import canonical
 from ..flows.llm_flow import run_flow
@@ -194,10 +195,12 @@ class LlmAgent(BaseAgent):
 
     async def _run_async_impl(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
         last = None
+        ended = False  # a transfer ends the agent before its target runs (ADK's resumable shape)
         output = ""  # the agent's text so far in this run, for output_key
         async for event in run_flow(self, ctx):
             if self.output_key and event.author == self.name:
                 output = self._save_output(event, output)
+            ended = ended or (event.author == self.name and bool(event.actions.end_of_agent))
             last = event
             yield event
         # An error answer stays the invocation's last word (callers read the outcome from it).
@@ -206,7 +209,7 @@ class LlmAgent(BaseAgent):
         # end_of_agent (a task that asked the user something does)
         finished_task = last is not None and self.mode == AgentMode.TASK and is_finish_task_terminal(last)
         if (ctx.run.llm_end_events and not ctx.end_invocation and not ctx.is_paused() and not failed
-                and not finished_task):
+                and not finished_task and not ended and not resume_plan.has_ended(self, ctx)):
             yield self._checkpoint(ctx, end_of_agent=True)
 
     async def _agent_callback_event(self, ctx: InvocationContext, callbacks, *, end: bool) -> Event | None:

@@ -52,6 +52,8 @@ async def run_flow(agent: LlmAgent, ctx: InvocationContext) -> AsyncGenerator[Ev
         if plan.kind == "paused":
             return
         if plan.kind == "transfer":
+            if ctx.run.llm_end_events and not resume_plan.has_ended(agent, ctx):  # stopped before its end
+                yield agent._checkpoint(ctx, end_of_agent=True)
             async for event in ctx.find_agent(plan.target).run_async(ctx):
                 yield event
             return
@@ -265,5 +267,7 @@ async def _answer_calls(agent, ctx, calls, tools, confirmations=None) -> AsyncGe
         return
     if answers and not ctx.run.failed and answers[-1].actions.transfer_to_agent:
         target = transfer.transfer_target(agent, answers[-1].actions.transfer_to_agent, ctx)
+        if ctx.run.llm_end_events:  # as google-adk 2.13: the agent that hands over ends before the target runs
+            yield agent._checkpoint(ctx, end_of_agent=True)
         async for event in target.run_async(ctx):
             yield event
