@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -30,31 +31,56 @@ ROOT_DIR = HERE.parents[1]
 pytestmark = pytest.mark.timeout(300)
 
 
-@pytest.fixture(scope="module")
-def worker_url(tmp_path_factory):
-    """A redis-server and one ``agentq worker`` serving the parity apps."""
-    server = EmbeddedRedis(tmp_path_factory.mktemp("parity-redis"))
-    server.start()
-    log = open(tmp_path_factory.mktemp("parity-logs") / "worker.log", "ab")  # noqa: SIM115 (closed below)
-    env = {**os.environ, "AGENTQ_REDIS_URL": server.url, "AGENTQ_APPS": worker_agent_apps.APPS,
-           "PYTHONPATH": str(ROOT_DIR)}
-    process = subprocess.Popen([sys.executable, "-m", "agentq.cli", "--log-level", "INFO", "worker", "--name",
-                                "parity"], cwd=ROOT_DIR, env=env, stdout=log, stderr=subprocess.STDOUT)
-    try:
+class Workers:
+    """``agentq worker`` processes serving the parity apps on one redis-server."""
+
+    def __init__(self, url: str, log_dir):
+        self.url, self.log_dir, self.processes = url, log_dir, {}
+
+    def start(self, name: str) -> None:
         from runtime.redis_store.redis_url import redis_client_from_url
 
-        with redis_client_from_url(server.url, asyncio=False) as admin:
+        log = open(self.log_dir / f"{name}.log", "ab")  # noqa: SIM115 (closed with the process)
+        env = {**os.environ, "AGENTQ_REDIS_URL": self.url, "AGENTQ_APPS": worker_agent_apps.APPS,
+               "PYTHONPATH": str(ROOT_DIR)}
+        self.processes[name] = process = subprocess.Popen(
+            [sys.executable, "-m", "agentq.cli", "--log-level", "INFO", "worker", "--name", name],
+            cwd=ROOT_DIR, env=env, stdout=log, stderr=subprocess.STDOUT)
+        with redis_client_from_url(self.url, asyncio=False) as admin:
             deadline = time.monotonic() + 60
-            while not admin.hexists(keys.workers(), "parity"):
-                assert process.poll() is None, f"the worker exited: {log.name}"
-                assert time.monotonic() < deadline, "the worker did not get ready"
+            while not admin.hexists(keys.workers(), name):
+                assert process.poll() is None, f"worker {name!r} exited: {log.name}"
+                assert time.monotonic() < deadline, f"worker {name!r} did not get ready"
                 time.sleep(0.05)
-        yield server.url
+
+    def kill(self, name: str) -> None:
+        self.processes[name].send_signal(signal.SIGKILL)
+        self.processes[name].wait()
+
+    def stop_all(self) -> None:
+        for process in self.processes.values():
+            if process.poll() is None:
+                process.terminate()
+                process.wait(timeout=15)
+
+
+@pytest.fixture(scope="module")
+def workers(tmp_path_factory):
+    """A redis-server and one worker, ``parity``, serving the parity apps."""
+    server = EmbeddedRedis(tmp_path_factory.mktemp("parity-redis"))
+    server.start()
+    pool = Workers(server.url, tmp_path_factory.mktemp("parity-logs"))
+    try:
+        pool.start("parity")
+        yield pool
     finally:
-        process.terminate()
-        process.wait(timeout=15)
-        log.close()
+        pool.stop_all()
         server.stop()
+
+
+@pytest.fixture
+def worker_url(workers):
+    return workers.url
 
 
 @pytest.fixture
@@ -132,3 +158,29 @@ async def test_a_loop_parked_in_its_last_iteration_resumes_there_and_commits_no_
             for e in stored.events] == [
         ("user", "go"), ("body", "first pass"), ("body", ["ask"]), ("user", "response"), ("body", "answered")]
     assert not [e for e in stored.events if e.actions.agent_state is not None or e.actions.end_of_agent]
+
+
+async def test_a_loop_whose_worker_is_killed_mid_iteration_resumes_at_that_iteration_on_another(workers, client):
+    """The loop's progress is in the tool journal, not in the session: another worker finds it there, runs the
+    interrupted round again and then only the rounds left (three in all), and commits no checkpoint."""
+    user = "u-" + uuid.uuid4().hex[:8]
+    session = await client.create_session("par_crash_loop", user)
+    invocation_id = await client.enqueue("par_crash_loop", user, session.id, "go")
+    redis = client._store.redis
+    async with asyncio.timeout(60):
+        while not await redis.get(worker_agent_apps.inside_key(invocation_id)):
+            await asyncio.sleep(0.02)
+    workers.start("spare")
+    workers.kill((await client.get(invocation_id)).worker)
+    await _settled(client, invocation_id, "completed", timeout=150)
+    ledger = await redis.hgetall(worker_agent_apps.ledger_key(invocation_id))
+    assert {_text(k): int(v) for k, v in ledger.items()} == {"round:1": 1, "round:2": 2, "round:3": 1}
+    stored = await client.session_service.get_session(app_name="par_crash_loop", user_id=user,
+                                                      session_id=session.id)
+    assert [e.text() for e in stored.events if e.author == "body" and e.text()] == [
+        "round 1 done", "round 2 done", "round 3 done"]
+    assert not [e for e in stored.events if e.actions.agent_state is not None or e.actions.end_of_agent]
+
+
+def _text(value) -> str:
+    return value.decode() if isinstance(value, bytes) else value

@@ -6,7 +6,7 @@ from __future__ import annotations
 from runtime.agents import LlmAgent, LoopAgent
 from runtime.apps import App, ResumabilityConfig
 from runtime.models import LlmRequest, ScriptedLlm, call
-from runtime.tools import LongRunningFunctionTool
+from runtime.tools import FunctionTool, LongRunningFunctionTool, ToolContext
 
 from . import agent_scenarios
 
@@ -42,3 +42,53 @@ parking_loop_app = App(name="par_park_loop", root_agent=LoopAgent(name="loop", m
 APPS = ",".join(f"tests.workflow_parity.worker_agent_apps:{name}" for name in (
     "sequence_app", "sequence_resumable_app", "loop_app", "loop_resumable_app", "parking_loop_app",
     "task_app"))
+
+
+# --- a loop whose worker is killed in its second iteration ---------------------------------------------
+
+
+def ledger_key(invocation_id: str) -> str:
+    """Hash: ``round:<n>`` -> how many times round n's work began."""
+    return f"test:parity:ledger:{invocation_id}"
+
+
+def inside_key(invocation_id: str) -> str:
+    """String set while round 2's first attempt runs (the moment to kill its worker)."""
+    return f"test:parity:inside:{invocation_id}"
+
+
+def _redis():
+    import os
+
+    from runtime.redis_store.redis_url import redis_client_from_url
+
+    return redis_client_from_url(os.environ["AGENTQ_REDIS_URL"], asyncio=False, decode_responses=True)
+
+
+async def work(round: int, tool_context: ToolContext) -> dict:  # noqa: A002 - the model's argument name
+    """Do one round of work (safe to repeat)."""
+    import asyncio
+
+    with _redis() as client:
+        began = client.hincrby(ledger_key(tool_context.invocation_id), f"round:{round}", 1)
+        if round == 2 and began == 1:
+            client.set(inside_key(tool_context.invocation_id), "2")
+    if round == 2 and began == 1:
+        await asyncio.sleep(120)  # the worker is killed here
+    return {"round": round}
+
+
+def _working_turn(request: LlmRequest):
+    """Call work for the next round; once it answered, say that round is done."""
+    done = [part.function_response for content in request.contents for part in content.parts or ()
+            if part.function_response and part.function_response.name == "work"]
+    last = request.contents[-1]
+    if any(part.function_response for part in last.parts or []):
+        return f"round {len(done)} done"
+    return call("work", round=len(done) + 1)
+
+
+crash_loop_app = App(name="par_crash_loop", root_agent=LoopAgent(name="rounds", max_iterations=3, sub_agents=[
+    LlmAgent(name="body", model=ScriptedLlm(responder=_working_turn), tools=[FunctionTool(work, idempotent=True)])]))
+
+APPS += ",tests.workflow_parity.worker_agent_apps:crash_loop_app"
