@@ -50,13 +50,14 @@ def wait_until_up(url: str, process: subprocess.Popen, timeout_s: float = 60.0) 
 
 
 @contextlib.contextmanager
-def adk_api_server(plugin: str, log: Path) -> Iterator[None]:
-    """google-adk's ``adk api_server`` on the conformance agents, with one of its conformance plugins."""
+def adk_api_server(plugin: str, log: Path, agents: Path = AGENTS) -> Iterator[None]:
+    """google-adk's ``adk api_server`` on the conformance agents (``agents``: a copy of them, where its session
+    databases may go), with one of its conformance plugins."""
     env = {**os.environ, "CONFORMANCE_LIB": "adk"}
     with open(log, "wb") as out:
         process = subprocess.Popen(
-            [str(adk_bin()), "api_server", "--port", str(PORT), "--extra_plugins", plugin, str(AGENTS)],
-            cwd=AGENTS, env=env, stdout=out, stderr=subprocess.STDOUT)
+            [str(adk_bin()), "api_server", "--port", str(PORT), "--extra_plugins", plugin, str(agents)],
+            cwd=agents, env=env, stdout=out, stderr=subprocess.STDOUT)
     try:
         wait_until_up(f"http://127.0.0.1:{PORT}", process)
         yield

@@ -9,6 +9,7 @@ the session agentq committed, event by event, with google-adk's. Both streaming 
 
 from __future__ import annotations
 
+import shutil
 import socket
 import subprocess
 
@@ -63,7 +64,9 @@ def test_every_recorded_case_passes_on_google_adk_itself(tmp_path):
     case passes, so a case agentq fails is agentq's difference, not a bad recording."""
     adk_bin()
     assert _port_is_free(PORT), f"adk conformance only talks to 127.0.0.1:{PORT}, which something else holds"
-    with adk_api_server(PLUGINS["check"], tmp_path / "adk-server.log"):
+    agents = tmp_path / "agents"  # a copy: google-adk's server writes a session database beside each agent
+    shutil.copytree(AGENTS, agents, ignore=shutil.ignore_patterns(".adk", "__pycache__"))
+    with adk_api_server(PLUGINS["check"], tmp_path / "adk-server.log", agents):
         done = conformance("test", str(CASES))
     report = done.stdout + done.stderr
     print(report)
