@@ -34,6 +34,7 @@ class Lib:
         self.root = root
         agents = importlib.import_module(f"{root}.agents")
         self.LlmAgent, self.SequentialAgent, self.LoopAgent = agents.LlmAgent, agents.SequentialAgent, agents.LoopAgent
+        self.ParallelAgent = agents.ParallelAgent
         self.InMemoryRunner = importlib.import_module(f"{root}.runners").InMemoryRunner
         apps = importlib.import_module(f"{root}.apps")
         self.App, self.ResumabilityConfig = apps.App, apps.ResumabilityConfig
@@ -139,6 +140,15 @@ async def sequence_inside_a_loop(lib: Lib, resumable):
         lib.LlmAgent(name="b", model=make_model(lib, ["b1", "b2"]))])
     loop = lib.LoopAgent(name="loop", sub_agents=[inner], max_iterations=2)
     return await drive(lib, loop, ["go"], resumable=resumable)
+
+
+@scenario
+async def parallel_of_two_in_a_sequence(lib: Lib, resumable):
+    both = lib.ParallelAgent(name="both", sub_agents=[
+        lib.LlmAgent(name="left", model=make_model(lib, ["L"])),
+        lib.LlmAgent(name="right", model=make_model(lib, ["R"]))])
+    after = lib.LlmAgent(name="after", model=make_model(lib, ["done"]))
+    return await drive(lib, lib.SequentialAgent(name="seq", sub_agents=[both, after]), ["go"], resumable=resumable)
 
 
 @scenario
