@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from google.genai import types
 
 from ._sync import iterate_in_thread
+from .agents import progress
 from .agents.base_agent import BaseAgent
 from .agents.llm_agent import LlmAgent
 from .apps.compaction import compact_after_invocation
@@ -71,12 +72,13 @@ class Runner:
     ``resumable`` commits workflow checkpoints (``agent_state``/``end_of_agent`` events) and pauses the whole
     invocation on a pending long-running call, as ADK's resumable apps do (an LlmAgent also commits its
     ``end_of_agent``). Default: ``app.resumability_config`` when an App is given; else a runner with a
-    ``tool_journal`` (durable execution: the worker) is resumable too, without the LlmAgent end events.
+    ``tool_journal`` (durable execution: the worker) is resumable too, and commits what ADK's plain run commits:
+    its Sequential/Loop/Parallel checkpoints stay in the journal (``runtime.agents.progress``).
     Without it, events look exactly like ADK's default; resumption then infers progress from history
     (LlmAgents, Sequential and Parallel resume; a LoopAgent restarts its iteration count).
     ``events_compaction_config`` (default: ``app.events_compaction_config``) summarises older events after
     each invocation and, with a token threshold, before model calls (see runtime.apps.compaction); a worker
-    passes it without ``app=``, so the App's resumability setting does not change how it runs.
+    passes it without ``app=``, and ``resumable=True`` only for an App that is resumable.
     ``credential_service`` (optional, a ``runtime.auth.BaseCredentialService``) keeps the users' credentials that
     tools ask for with ``tool_context.request_credential`` (see runtime.auth).
     ``span_store`` (optional) keeps each run's agent, model and tool spans, written once when the run ends
@@ -189,6 +191,8 @@ class Runner:
                             contents=scratch.setdefault("contents", {}))
         for event in prior:
             run.record(event)
+        if prior and self.resumable and not self._llm_end_events and self.tool_journal is not None:
+            await progress.restore_private(run, self.tool_journal, invocation_id, self._agents)
         ctx = InvocationContext(
             invocation_id=invocation_id or new_invocation_id(),
             agent=self.agent,

@@ -204,12 +204,19 @@ def build_runners(store: InvocationStore, apps: dict) -> dict:
     spans = RedisSpanStore(store.redis_url, ttl_s=store.retention.settled_s)  # the trace view's spans
     return {
         name: Runner(app_name=name, agent=app.root_agent, session_service=store.session_service,
-                     artifact_service=artifacts, tool_journal=journal,
+                     artifact_service=artifacts, tool_journal=journal, resumable=_adk_resumable(app),
                      credential_service=credential_service_from_env(lambda: store.redis),
                      plugins=[*app.plugins, *replay_plugins()],
                      events_compaction_config=app.events_compaction_config, span_store=spans)
         for name, app in apps.items()
     }
+
+
+def _adk_resumable(app) -> bool | None:
+    """True for an app google-adk runs resumable (its checkpoint events are then committed, as ADK commits
+    them); None otherwise: the runner is durable through its tool journal and commits what ADK's plain run does."""
+    config = getattr(app, "resumability_config", None)
+    return True if config is not None and config.is_resumable else None
 
 
 def _log_failure(task: asyncio.Task) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator
 from contextlib import aclosing
-from typing import Any
+from typing import Any, ClassVar
 
 from google.genai import types
 from pydantic import BaseModel, ConfigDict, Field
@@ -16,6 +16,7 @@ from ..contexts.invocation_context import InvocationContext
 from ..errors import InvalidAgentTreeError
 from ..events import Event, EventActions
 from ..tracing.recorder import CONVERSATION_ID, OPERATION
+from . import progress
 
 
 class BaseAgent(BaseModel):
@@ -26,6 +27,8 @@ class BaseAgent(BaseModel):
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
+    keeps_progress: ClassVar[bool] = False
+    """A workflow agent that checkpoints its progress in a resumable run (``agents.progress``)."""
 
     name: str
     description: str = ""
@@ -151,3 +154,13 @@ class BaseAgent(BaseModel):
         """An event with no content that records this agent's progress (for resumption)."""
         return Event(invocation_id=ctx.invocation_id, author=self.name, branch=ctx.branch,
                      actions=EventActions(**actions))
+
+    async def _progress(self, ctx: InvocationContext, **actions: Any) -> Event | None:
+        """A workflow agent's checkpoint in a resumable run: the event to commit where the app is ADK-resumable
+        (ADK's event shape), else None, the checkpoint then kept privately (see ``agents.progress``): a durable
+        runner (agentq's workers) resumes from it, and commits the events ADK commits, no more."""
+        event = self._checkpoint(ctx, **actions)
+        if ctx.run.llm_end_events or ctx.tool_journal is None:
+            return event
+        await progress.keep_private(ctx, event)
+        return None

@@ -14,6 +14,7 @@ from ..contexts.invocation_context import InvocationContext
 from ..contexts.readonly_context import ReadonlyContext
 from ..errors import InvalidAgentConfigError, UsageError
 from ..events import Event
+from ..flows import resume_plan
 from ..flows.agent_modes import AgentMode, LlmAgentMode, is_delegated, mode_of
 from ..flows.instructions import canonical
 from ..flows.llm_flow import run_flow
@@ -21,7 +22,7 @@ from ..models.base_llm import BaseLlm
 from ..models.registry import resolve
 from ..tools.base_tool import BaseTool
 from ..tools.delegation_tools import SingleTurnAgentTool, TaskAgentTool
-from ..tools.finish_task_tool import FinishTaskTool
+from ..tools.finish_task_tool import FinishTaskTool, is_finish_task_terminal
 from ..tools.function_tool import FunctionTool
 from ..tools.transfer_to_agent_tool import transfer_to_agent
 from .base_agent import BaseAgent
@@ -181,7 +182,8 @@ class LlmAgent(BaseAgent):
             return cache
         tools = [tool if isinstance(tool, BaseTool) else FunctionTool(tool) for tool in self.tools]
         if targets and not any(tool.name == "transfer_to_agent" for tool in tools):
-            tools.append(FunctionTool(transfer_to_agent))
+            # first, as ADK 2.13 declares it (its transfer request processor runs before the agent's tools are added)
+            tools.insert(0, FunctionTool(transfer_to_agent))
         cache.tools = {tool.name: tool for tool in tools}
         declarations = [d for d in (tool._get_declaration() for tool in tools) if d is not None]
         if targets:
@@ -193,15 +195,21 @@ class LlmAgent(BaseAgent):
 
     async def _run_async_impl(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
         last = None
+        ended = False  # a transfer ends the agent before its target runs (ADK's resumable shape)
         output = ""  # the agent's text so far in this run, for output_key
         async for event in run_flow(self, ctx):
             if self.output_key and event.author == self.name:
                 output = self._save_output(event, output)
+            ended = ended or (event.author == self.name and bool(event.actions.end_of_agent))
             last = event
             yield event
         # An error answer stays the invocation's last word (callers read the outcome from it).
         failed = last is not None and last.error_code is not None and last.author == self.name
-        if ctx.run.llm_end_events and not ctx.end_invocation and not ctx.is_paused() and not failed:
+        # as google-adk 2.13, whose task wrapper returns on the finish_task answer: a finished task commits no
+        # end_of_agent (a task that asked the user something does)
+        finished_task = last is not None and self.mode == AgentMode.TASK and is_finish_task_terminal(last)
+        if (ctx.run.llm_end_events and not ctx.end_invocation and not ctx.is_paused() and not failed
+                and not finished_task and not ended and not resume_plan.has_ended(self, ctx)):
             yield self._checkpoint(ctx, end_of_agent=True)
 
     async def _agent_callback_event(self, ctx: InvocationContext, callbacks, *, end: bool) -> Event | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator
+from typing import ClassVar
 
 from ..contexts import resume
 from ..contexts.invocation_context import InvocationContext
@@ -17,6 +18,8 @@ class LoopAgent(BaseAgent):
     In a resumable run, checkpoints ``{"current_sub_agent": name, "times_looped": n}`` let a resumed invocation
     continue mid-loop.
     """
+
+    keeps_progress: ClassVar[bool] = True
 
     max_iterations: int | None = None
 
@@ -38,9 +41,10 @@ class LoopAgent(BaseAgent):
                 # Resuming, the escalation may have been committed before the stop.
                 escalate = resuming and index == start and resume.escalated_since_checkpoint(ctx, self)
                 if ctx.run.resumable and not (resuming and index == start):
-                    yield self._checkpoint(
+                    if (checkpoint := await self._progress(
                         ctx, agent_state={"current_sub_agent": sub_agent.name, "times_looped": times_looped}
-                    )
+                    )) is not None:
+                        yield checkpoint
                 resuming = False
                 async for event in sub_agent.run_async(ctx):
                     escalate = escalate or bool(event.actions.escalate)
@@ -49,9 +53,11 @@ class LoopAgent(BaseAgent):
                     return
                 if escalate:
                     if ctx.run.resumable:
-                        yield self._checkpoint(ctx, end_of_agent=True)
+                        if (checkpoint := await self._progress(ctx, end_of_agent=True)) is not None:
+                            yield checkpoint
                     return
             start = 0
             times_looped += 1
         if ctx.run.resumable:
-            yield self._checkpoint(ctx, end_of_agent=True)
+            if (checkpoint := await self._progress(ctx, end_of_agent=True)) is not None:
+                yield checkpoint

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncGenerator
 from contextlib import aclosing
+from typing import ClassVar
 
 from ..contexts import resume
 from ..contexts.invocation_context import InvocationContext
@@ -21,13 +22,16 @@ class ParallelAgent(BaseAgent):
     before it goes on. A resumed invocation re-enters every branch; finished branches do nothing.
     """
 
+    keeps_progress: ClassVar[bool] = True
+
     async def _run_async_impl(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
         state, ended = resume.workflow_progress(ctx, self)
         if ended:
             ctx.end_invocation = True
             return
         if state is None and ctx.run.resumable:
-            yield self._checkpoint(ctx, agent_state={})
+            if (checkpoint := await self._progress(ctx, agent_state={})) is not None:
+                yield checkpoint
         runs = [
             sub_agent.run_async(
                 ctx.model_copy(update={"branch": f"{ctx.branch or self.name}.{sub_agent.name}"})
@@ -40,7 +44,8 @@ class ParallelAgent(BaseAgent):
         if ctx.halted():
             return
         if ctx.run.resumable:
-            yield self._checkpoint(ctx, end_of_agent=True)
+            if (checkpoint := await self._progress(ctx, end_of_agent=True)) is not None:
+                yield checkpoint
 
 
 async def merge(runs: list[AsyncGenerator[Event, None]]) -> AsyncGenerator[Event, None]:

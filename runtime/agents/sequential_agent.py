@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator
+from typing import ClassVar
 
 from ..contexts import resume
 from ..contexts.invocation_context import InvocationContext
@@ -17,6 +18,8 @@ class SequentialAgent(BaseAgent):
     ``end_of_agent`` at the end; a resumed invocation continues at the checkpointed sub-agent.
     """
 
+    keeps_progress: ClassVar[bool] = True
+
     async def _run_async_impl(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
         names = [agent.name for agent in self.sub_agents]
         start, resuming = 0, False
@@ -29,10 +32,13 @@ class SequentialAgent(BaseAgent):
         for index in range(start, len(self.sub_agents)):
             sub_agent = self.sub_agents[index]
             if ctx.run.resumable and not (resuming and index == start):
-                yield self._checkpoint(ctx, agent_state={"current_sub_agent": sub_agent.name})
+                checkpoint = await self._progress(ctx, agent_state={"current_sub_agent": sub_agent.name})
+                if checkpoint is not None:
+                    yield checkpoint
             async for event in sub_agent.run_async(ctx):
                 yield event
             if ctx.halted():
                 return
         if ctx.run.resumable:
-            yield self._checkpoint(ctx, end_of_agent=True)
+            if (checkpoint := await self._progress(ctx, end_of_agent=True)) is not None:
+                yield checkpoint

@@ -7,12 +7,12 @@ The protocol (google-adk 2.13, ``adk conformance``): each ``/run_sse`` request c
 (``llm_recording``: the request and the responses) and the tool calls (``tool_recording``: the call and the
 response) each agent made for each user message. The server then:
 
-- answers the k-th model call of an agent for message i with the k-th recorded one of that agent and message,
-  after checking that the request it built is the one recorded (what the model would see: the conversation, the
+- answers the k-th model call of an agent for message i with the k-th recorded one of that agent and message
+  (at the model, as google-adk does: a before-model callback that answers takes no recording), after checking that the request it built is the one recorded (what the model would see: the conversation, the
   system instruction, the tool declarations, the output schema), so a divergence shows up where it starts;
 - checks each tool call against the next recorded one of that agent and message (name and arguments), runs the
-  tool as usual (its side effects, such as state writes, are part of what is compared later) and answers with the
-  recorded response instead of the tool's.
+  tool as usual (its side effects, such as state writes, are part of what is compared later; an AgentTool is not
+  run, its agent's model calls are not recorded) and answers with the recorded response instead of the tool's.
 
 The client then compares the session's events and state with the recorded session.
 
@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import copy
 import re
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -86,21 +87,13 @@ class ConformanceReplay(BasePlugin):
     async def after_run_callback(self, *, invocation_context) -> None:
         self._replays.pop(invocation_context.invocation_id, None)
 
-    async def before_model_callback(self, *, callback_context, llm_request) -> LlmResponse | None:
-        replay = self._replays.get(callback_context.invocation_id)
-        if replay is None:
-            return None
-        recorded = replay.take("model", callback_context.agent_name)
-        expected, actual = model_view(recorded.get("llm_request") or {}), model_view(_dump(llm_request))
-        if expected != actual:
-            raise ReplayMismatchError(
-                f"agent {callback_context.agent_name!r}, user message {replay.message_index}: the model request "
-                f"differs from the recorded one\nrecorded: {expected}\nactual:   {actual}")
-        finals = [r for r in recorded.get("llm_responses") or [] if not r.get("partial")]
-        if len(finals) != 1:
-            raise ReplayMismatchError(f"agent {callback_context.agent_name!r}: a recorded model call has "
-                                      f"{len(finals)} final responses; agentq replays exactly one")
-        return LlmResponse.model_validate(finals[0])
+    def model_for_call(self, *, invocation_id: str, agent_name: str) -> _ReplayedModel | None:
+        """The model that answers ``agent_name``'s next model call in a replayed invocation, else None.
+
+        As google-adk 2.13 replays, at the model: the before-model callbacks (the plugins', then the agent's)
+        run first, and one that answers takes no recorded model call."""
+        replay = self._replays.get(invocation_id)
+        return None if replay is None else _ReplayedModel(replay, agent_name)
 
     async def before_tool_callback(self, *, tool, tool_args, tool_context) -> dict[str, Any] | None:
         replay = self._replays.get(tool_context.invocation_id)
@@ -112,9 +105,10 @@ class ConformanceReplay(BasePlugin):
             raise ReplayMismatchError(
                 f"agent {tool_context.agent_name!r}, user message {replay.message_index}: tool call "
                 f"{tool.name}({tool_args}) where the recordings have {call.get('name')}({call.get('args')})")
-        # the tool runs as it would (held for confirmation first), for its side effects; the answer is the recording's
+        # the tool runs as it would (held for confirmation first), for its side effects; the answer is the
+        # recording's. As google-adk 2.13, an AgentTool is not run: its agent's model calls are not recorded.
         held = await confirmation.gate(tool, copy.deepcopy(tool_args), tool_context)
-        if held is None:
+        if held is None and not _runs_an_agent(tool):
             await tool.run_async(args=copy.deepcopy(tool_args), tool_context=tool_context)
         return (recorded.get("tool_response") or {}).get("response") or {}
 
@@ -148,6 +142,33 @@ class ConformanceReplay(BasePlugin):
         return _Replay(model_calls, tool_calls, message_index)
 
 
+def _runs_an_agent(tool: Any) -> bool:
+    """An AgentTool (it wraps an ``agent``; ``runtime.tools.agent_tool`` sits above this layer)."""
+    return getattr(tool, "agent", None) is not None
+
+
+class _ReplayedModel:
+    """Stands in for an agent's model for one call: checks the request against the next recording of the
+    agent for the message, and answers with its final response."""
+
+    def __init__(self, replay: _Replay, agent_name: str):
+        self._replay, self._agent_name = replay, agent_name
+
+    async def generate_content_async(self, llm_request: Any, stream: bool = False) -> AsyncGenerator[LlmResponse]:
+        replay, agent = self._replay, self._agent_name
+        recorded = replay.take("model", agent)
+        expected, actual = model_view(recorded.get("llm_request") or {}), model_view(_dump(llm_request))
+        if expected != actual:
+            raise ReplayMismatchError(
+                f"agent {agent!r}, user message {replay.message_index}: the model request differs from the "
+                f"recorded one\nrecorded: {expected}\nactual:   {actual}")
+        finals = [r for r in recorded.get("llm_responses") or [] if not r.get("partial")]
+        if len(finals) != 1:
+            raise ReplayMismatchError(f"agent {agent!r}: a recorded model call has {len(finals)} final "
+                                      "responses; agentq replays exactly one")
+        yield LlmResponse.model_validate(finals[0])
+
+
 def _dump(request: Any) -> dict[str, Any]:
     return {"model": request.model,
             "contents": [c.model_dump(mode="json", exclude_none=True) for c in request.contents],
@@ -169,15 +190,16 @@ def model_view(request: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-_NOTE = re.compile(r"\n\nNOTE:.*", re.DOTALL)
+_NOTE = re.compile(r"\n\n?(?:NOTE|Note|IMPORTANT):.*", re.DOTALL)
 _TRANSFER_BLOCK = "You have a list of other agents to transfer to:"
 _TARGET = re.compile(r"Agent name: (.*)\nAgent description: (.*)")
 _PARENT = re.compile(r"parent agent (?:is )?([^\s.,]+)")
 
 
 def _prose(text: str) -> str:
-    """Framework prose reduced to what it says: whitespace runs as one space, and a closing "NOTE:" paragraph
-    left out (each library words its own notes to the model, such as not calling a long-running tool again), as
+    """Framework prose reduced to what it says: whitespace runs as one space, and a closing "NOTE:" (or "Note:",
+    "IMPORTANT:") paragraph left out (each library words its own notes to the model, such as not calling a
+    long-running tool again, or a task agent's tool alone), as
     google-adk's own check pins the wording of such texts."""
     return " ".join(_NOTE.sub("", text).split())
 
@@ -187,6 +209,9 @@ def _instruction(instruction: Any) -> Any:
     descriptions, and the parent named): both libraries word the block their own way around those facts."""
     if not isinstance(instruction, str):
         return instruction
+    # a task agent's paragraph about finish_task: framework prose each library words its own way
+    instruction = "\n\n".join("[finish_task instruction]" if "`finish_task`" in paragraph else paragraph
+                               for paragraph in instruction.split("\n\n"))
     head, found, block = instruction.partition(_TRANSFER_BLOCK)
     if not found:
         return " ".join(head.split())
@@ -227,8 +252,10 @@ def _without_ids(content: dict[str, Any]) -> dict[str, Any]:
 def _declaration(declaration: dict[str, Any]) -> dict[str, Any]:
     schema = declaration.get("parameters_json_schema") or declaration.get("parameters")
     name = declaration.get("name")
-    # transfer_to_agent's description is prose for the model that both libraries word their own way
-    description = None if name == "transfer_to_agent" else _prose(declaration.get("description") or "")
+    # transfer_to_agent's and finish_task's descriptions are prose for the model that both libraries word their
+    # own way
+    framework = name in ("transfer_to_agent", "finish_task")
+    description = None if framework else _prose(declaration.get("description") or "")
     return {"name": name, "description": description, "parameters": _schema(schema)}
 
 

@@ -16,7 +16,7 @@ from ..events import Event, EventActions
 from ..models.llm_request import LlmRequest
 from ..models.llm_response import LlmResponse
 from ..sessions.base_session_service import set_fields
-from ..tools.finish_task_tool import FINISH_TASK_INSTRUCTION, is_finish_task_terminal
+from ..tools.finish_task_tool import FINISH_TASK_INSTRUCTION, FINISH_TASK_TOOL_NAME, is_finish_task_terminal
 from ..tracing import steps
 from . import _fast, delegation, functions, model_callbacks, resume_plan, transfer
 from .agent_modes import DELEGATED_TASK_MODES, AgentMode, mode_of
@@ -52,6 +52,8 @@ async def run_flow(agent: LlmAgent, ctx: InvocationContext) -> AsyncGenerator[Ev
         if plan.kind == "paused":
             return
         if plan.kind == "transfer":
+            if ctx.run.llm_end_events and not resume_plan.has_ended(agent, ctx):  # stopped before its end
+                yield agent._checkpoint(ctx, end_of_agent=True)
             async for event in ctx.find_agent(plan.target).run_async(ctx):
                 yield event
             return
@@ -171,9 +173,10 @@ async def _responses(
         if replaced is not None:
             yield replaced
             return
+    model = _model_for_call(agent, ctx)
     ctx.increment_llm_call_count()
     stream = ctx.run_config.streaming_mode == StreamingMode.SSE
-    answers = agent.canonical_model.generate_content_async(request, stream=stream)
+    answers = model.generate_content_async(request, stream=stream)
     if plugins.has_callback("on_model_error_callback"):
         answers = model_callbacks.answer_errors(answers, plugins, callback_context, request)
     after = agent.after_model_callback or plugins.has_callback("after_model_callback")
@@ -184,6 +187,18 @@ async def _responses(
             yield response
     except ModelError as exc:
         yield LlmResponse(error_code=exc.code or "MODEL_ERROR", error_message=str(exc))
+
+
+def _model_for_call(agent: LlmAgent, ctx: InvocationContext):
+    """The agent's model, unless a plugin stands in for it (``model_for_call``: the conformance replay, which
+    google-adk 2.13 also substitutes at the model, after the before-model callbacks)."""
+    for plugin in ctx.plugin_manager.plugins:
+        stand_in = getattr(plugin, "model_for_call", None)
+        if stand_in is not None:
+            model = stand_in(invocation_id=ctx.invocation_id, agent_name=agent.name)
+            if model is not None:
+                return model
+    return agent.canonical_model
 
 
 def _to_event(template: Event, response: LlmResponse, request: LlmRequest) -> Event:
@@ -215,6 +230,17 @@ def _response_fields(response: LlmResponse) -> dict:
 _RESPONSE_FIELDS = tuple(LlmResponse.model_fields)
 
 
+def _put_task_output(agent, calls, tools, answers: list[Event]) -> None:
+    """As ADK 2.13: the event answering a task's finish_task for good carries the task's output (the call's
+    arguments, unwrapped as the tool declares them) in ``event.output``; a turn that also delegates does not."""
+    finish = next((call for call in reversed(calls) if call.name == FINISH_TASK_TOOL_NAME), None)
+    if finish is None or mode_of(agent) != AgentMode.TASK:
+        return
+    for answer in answers:
+        if is_finish_task_terminal(answer):
+            answer.output = tools[FINISH_TASK_TOOL_NAME].output_of(dict(finish.args or {}))
+
+
 async def _answer_calls(agent, ctx, calls, tools, confirmations=None) -> AsyncGenerator[Event, None]:
     """Run the calls, yield their answer, then hand over if a tool asked for a transfer.
 
@@ -224,6 +250,8 @@ async def _answer_calls(agent, ctx, calls, tools, confirmations=None) -> AsyncGe
     if delegated:
         calls = [call for call in calls if not delegation.delegated_target(tools, call)]
     answers = await functions.run_calls(agent, ctx, calls, tools, confirmations) if calls else []
+    if not delegated:
+        _put_task_output(agent, calls, tools, answers)
     for answer in answers:
         yield answer
     if delegated:
@@ -239,5 +267,7 @@ async def _answer_calls(agent, ctx, calls, tools, confirmations=None) -> AsyncGe
         return
     if answers and not ctx.run.failed and answers[-1].actions.transfer_to_agent:
         target = transfer.transfer_target(agent, answers[-1].actions.transfer_to_agent, ctx)
+        if ctx.run.llm_end_events:  # as google-adk 2.13: the agent that hands over ends before the target runs
+            yield agent._checkpoint(ctx, end_of_agent=True)
         async for event in target.run_async(ctx):
             yield event

@@ -37,6 +37,11 @@ class ResumePlan:
     loaded into the run first (``runtime.auth.requests.AnsweredRequest``)."""
 
 
+def has_ended(agent: LlmAgent, ctx: InvocationContext) -> bool:
+    """True when ``agent`` committed its ``end_of_agent`` in its current run (``contexts.resume.window``)."""
+    return any(event.author == agent.name and event.actions.end_of_agent for event in resume.window(ctx, agent))
+
+
 def plan(agent: LlmAgent, ctx: InvocationContext) -> ResumePlan:
     """Decide from the agent's last committed event (and client answers to its calls) how to continue."""
     mine: list[Event] = []
@@ -52,14 +57,15 @@ def plan(agent: LlmAgent, ctx: InvocationContext) -> ResumePlan:
             if ids and ids <= my_calls:
                 mine.append(event)
                 answered.update(ids)
+    with_content = [event for event in mine if event.content is not None]
+    last = with_content[-1] if with_content else None
+    # an agent that handed over ends before its target runs (ADK's resumable shape): the target may not be done
+    if last is not None and last.author == agent.name and last.actions.transfer_to_agent:
+        return ResumePlan(kind="transfer", target=last.actions.transfer_to_agent)
     if any(event.actions.end_of_agent for event in mine if event.author == agent.name):
         return ResumePlan(kind="done")
-    with_content = [event for event in mine if event.content is not None]
-    if not with_content:
+    if last is None:
         return ResumePlan(kind="call_model" if mine else "start")
-    last = with_content[-1]
-    if last.author == agent.name and last.actions.transfer_to_agent:
-        return ResumePlan(kind="transfer", target=last.actions.transfer_to_agent)
     if last.author == agent.name and last.get_function_calls():
         # calls only a client answers never run here: confirmation requests, a proxy event's (see agent_tool_pause)
         unanswered = [] if agent_tool_pause.is_proxy_event(last) else [

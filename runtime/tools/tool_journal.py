@@ -37,6 +37,11 @@ class BaseToolJournal(abc.ABC):
         It must be recorded before the event carrying the response is committed; a journal that writes on the
         session service's own ordered connection may return once the write is queued ahead of that commit."""
 
+    async def get(self, invocation_id: str, function_call_id: str) -> ToolCallRecord | None:
+        """What the journal holds for one entry, or None (a resumed run reads its workflow agents' progress
+        with it: ``runtime.agents.progress``)."""
+        raise NotImplementedError(f"{type(self).__name__} cannot read its entries back")
+
 
 class InMemoryToolJournal(BaseToolJournal):
     """A journal in process memory (tests, single-process use)."""
@@ -53,6 +58,9 @@ class InMemoryToolJournal(BaseToolJournal):
 
     async def complete(self, invocation_id, function_call_id, response):
         self.records[(invocation_id, function_call_id)] = ToolCallRecord(status="completed", response=response)
+
+    async def get(self, invocation_id, function_call_id):
+        return self.records.get((invocation_id, function_call_id))
 
 
 def in_doubt_error(tool_name: str) -> dict[str, str]:

@@ -1,8 +1,9 @@
 """google-adk 2.13's own API server (in bench/.adk-venv) serving the conformance agents, for recording the cases
 and for checking that they pass on google-adk itself; agentq never imports google-adk.
 
-``python -m tests.conformance.adk_server record`` re-records every case (both streaming modes) with google-adk's
-RecordingsPlugin; ``... check`` replays them against google-adk with its ReplayPlugin. ADK's conformance client
+``python -m tests.conformance.adk_server record [case folders]`` re-records the cases (default: every case; both
+streaming modes) with google-adk's RecordingsPlugin; ``... check [case folders]`` replays them against google-adk
+with its ReplayPlugin. ADK's conformance client
 always talks to 127.0.0.1:8000, so the port is fixed.
 """
 
@@ -49,13 +50,14 @@ def wait_until_up(url: str, process: subprocess.Popen, timeout_s: float = 60.0) 
 
 
 @contextlib.contextmanager
-def adk_api_server(plugin: str, log: Path) -> Iterator[None]:
-    """google-adk's ``adk api_server`` on the conformance agents, with one of its conformance plugins."""
+def adk_api_server(plugin: str, log: Path, agents: Path = AGENTS) -> Iterator[None]:
+    """google-adk's ``adk api_server`` on the conformance agents (``agents``: a copy of them, where its session
+    databases may go), with one of its conformance plugins."""
     env = {**os.environ, "CONFORMANCE_LIB": "adk"}
     with open(log, "wb") as out:
         process = subprocess.Popen(
-            [str(adk_bin()), "api_server", "--port", str(PORT), "--extra_plugins", plugin, str(AGENTS)],
-            cwd=AGENTS, env=env, stdout=out, stderr=subprocess.STDOUT)
+            [str(adk_bin()), "api_server", "--port", str(PORT), "--extra_plugins", plugin, str(agents)],
+            cwd=agents, env=env, stdout=out, stderr=subprocess.STDOUT)
     try:
         wait_until_up(f"http://127.0.0.1:{PORT}", process)
         yield
@@ -69,19 +71,21 @@ def conformance(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([str(adk_bin()), "conformance", *args], capture_output=True, text=True, timeout=600)
 
 
-def main(action: str) -> int:
+def main(action: str, paths: list[str] | None = None) -> int:
+    """Record (both streaming modes) or check the cases under ``paths`` (default: every case)."""
+    folders = paths or [str(CASES)]
     with adk_api_server(PLUGINS[action], Path(f"/tmp/agentq-conformance-adk-{action}.log")):
         if action == "record":
             for mode in ("none", "sse"):
-                done = conformance("record", str(CASES), mode)
+                done = conformance("record", *folders, mode)
                 print(done.stdout, done.stderr, sep="\n")
                 if done.returncode:
                     return done.returncode
             return 0
-        done = conformance("test", str(CASES))
+        done = conformance("test", *folders)
         print(done.stdout, done.stderr, sep="\n")
         return done.returncode
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1] if len(sys.argv) > 1 else "check"))
+    sys.exit(main(sys.argv[1] if len(sys.argv) > 1 else "check", sys.argv[2:]))

@@ -81,3 +81,27 @@ async def test_recordings_outside_the_cases_folder_are_never_read(tmp_path):
     _recordings(tmp_path / "elsewhere", "Paris")
     with pytest.raises(Exception, match="not under the conformance cases folder"):
         await _run(tmp_path / "cases", tmp_path / "elsewhere", [])
+
+
+async def test_an_agent_callback_that_answers_comes_before_the_replay_and_takes_no_recorded_call(tmp_path):
+    """As google-adk replays at the model: the agent's before-model callback answers the second model call (the
+    recordings hold only the first), so that call never reaches the recordings."""
+    from runtime.models import LlmResponse
+
+    _recordings(tmp_path / "cases" / "c", "Paris", with_answer=False)
+
+    def answer_after_the_tool(callback_context, llm_request):
+        if llm_request.contents[-1].parts[0].function_response is not None:
+            return LlmResponse(content=types.Content(role="model", parts=[types.Part(text="From the callback.")]))
+        return None
+
+    agent = LlmAgent(name="w", model=ScriptedLlm(turns=[]), instruction="Be brief.", tools=[get_weather],
+                     before_model_callback=answer_after_the_tool)
+    runner = InMemoryRunner(agent=agent, app_name="a", plugins=[ConformanceReplay(tmp_path / "cases")])
+    session = await runner.session_service.create_session(app_name="a", user_id="u")
+    config = {"dir": str(tmp_path / "cases" / "c"), "user_message_index": 0, "streaming_mode": "none"}
+    events = [event async for event in runner.run_async(
+        user_id="u", session_id=session.id, state_delta={CONFIG_KEY: config},
+        new_message=types.Content(role="user", parts=[types.Part(text="weather?")]))]
+    assert [c.args for e in events for c in e.get_function_calls()] == [{"city": "Paris"}]
+    assert events[-1].content.parts[0].text == "From the callback."

@@ -9,6 +9,7 @@ from runtime.agents import LlmAgent, LoopAgent, ParallelAgent, SequentialAgent
 from runtime.models import ScriptedLlm, call
 from runtime.runners import InMemoryRunner
 from runtime.tools import LongRunningFunctionTool
+from runtime.tools.tool_journal import InMemoryToolJournal
 
 from .helpers import USER, function_response, new_session, run, stored, user_text
 
@@ -34,8 +35,12 @@ class Scenario:
     """A runner factory whose tools count their side effects."""
 
     def __init__(self, build, resumable=True):
+        """``resumable="durable"``: as agentq's workers run an app that is not ADK-resumable (a tool journal)."""
         self.effects: list[str] = []
-        self.runner = InMemoryRunner(agent=build(self), app_name="app", resumable=resumable)
+        if resumable == "durable":
+            self.runner = InMemoryRunner(agent=build(self), app_name="app", tool_journal=InMemoryToolJournal())
+        else:
+            self.runner = InMemoryRunner(agent=build(self), app_name="app", resumable=resumable)
 
     def tool(self, label):
         def charge(amount: int) -> dict:
@@ -68,6 +73,16 @@ def loop(s: Scenario):
                                                 and "charge_b" not in str(r.contents[-1]) else "ok"),
                  tools=[s.tool("b")]),
     ])
+
+
+def loop_of_sequences(s: Scenario):
+    def body(name):
+        return LlmAgent(name=name, model=ScriptedLlm(responder=lambda r: call(f"charge_{name}", amount=1)
+                                                     if "charge" not in str(r.contents[-1]) else f"{name} done"),
+                        tools=[s.tool(name)])
+
+    return LoopAgent(name="loop", max_iterations=2, sub_agents=[
+        SequentialAgent(name="steps", sub_agents=[body("x"), body("y")])])
 
 
 def parallel(s: Scenario):
@@ -103,8 +118,10 @@ async def _stopped_after(build, k, resumable=True):
 
 @pytest.mark.parametrize(
     ("build", "resumable"),
-    [(single, True), (sequence, True), (loop, True), (single, False), (sequence, False)],
-    ids=["single", "sequence", "loop", "single-not-resumable", "sequence-not-resumable"],
+    [(single, True), (sequence, True), (loop, True), (single, False), (sequence, False),
+     (sequence, "durable"), (loop, "durable"), (loop_of_sequences, "durable"), (loop_of_sequences, True)],
+    ids=["single", "sequence", "loop", "single-not-resumable", "sequence-not-resumable", "sequence-durable",
+         "loop-durable", "loop-of-sequences-durable", "loop-of-sequences"],
 )
 async def test_a_run_stopped_after_any_event_resumes_to_the_same_history_and_side_effects(build, resumable):
     expected_history, expected_effects, n = await _uninterrupted(build, resumable)

@@ -23,10 +23,13 @@ _workflow = importlib.import_module(f"{ROOT}.workflow")
 _events = importlib.import_module(f"{ROOT}.events")
 
 LlmAgent = _agents.LlmAgent
+SequentialAgent, LoopAgent = _agents.SequentialAgent, _agents.LoopAgent
 BaseLlm, LlmResponse = _models.BaseLlm, _models.LlmResponse
 FunctionTool, LongRunningFunctionTool, ToolContext = _tools.FunctionTool, _tools.LongRunningFunctionTool, _tools.ToolContext
-Workflow, node, START = _workflow.Workflow, _workflow.node, _workflow.START
+AgentTool, exit_loop = _tools.AgentTool, _tools.exit_loop
+Workflow, node, START, JoinNode = _workflow.Workflow, _workflow.node, _workflow.START, _workflow.JoinNode
 Event, RequestInput = _events.Event, _events.RequestInput
+UiWidget = importlib.import_module(f"{ROOT}.events.ui_widget").UiWidget
 
 
 def answers(request, name: str) -> list[dict]:
@@ -45,6 +48,18 @@ def calls(name: str, **args):
     """A model answer calling ``name`` with ``args``."""
     return LlmResponse(content=types.Content(
         role="model", parts=[types.Part(function_call=types.FunctionCall(name=name, args=args))]))
+
+
+def calls_all(*named: tuple[str, dict]):
+    """A model answer calling several functions at once: ``(name, args)`` each, in order."""
+    return LlmResponse(content=types.Content(role="model", parts=[
+        types.Part(function_call=types.FunctionCall(name=name, args=args)) for name, args in named]))
+
+
+def said(request) -> list[str]:
+    """The texts of the user's messages in the request's contents, oldest first."""
+    return [part.text for content in request.contents if content.role == "user" for part in content.parts or ()
+            if part.text]
 
 
 def scripted(reply: Callable) -> BaseLlm:
