@@ -81,7 +81,7 @@ async def fire(store: InvocationStore, schedule: Schedule, *, expected_tick: int
         record=store.record_key(record.id, where), user_invocations=keys.user_invocations(app, user),
         **store.session_script_keys(where, "queue", "stream", "active"),
         invocation_index=keys.invocation_index(), dispatch_due=keys.dispatch_due(store.shard(where)),
-        retention_due=keys.retention_due(), member=due_member(app, user, schedule.id),
+        retention_due=keys.retention_due(), status_counts=keys.status_counts(store.shard(where)), member=due_member(app, user, schedule.id),
         rev=str(schedule.revision), expected_tick=text(expected_tick), next_tick=text(move.next),
         next_due_ms=text(due_ms(spec, move.next)), fire_tick=text(move.fire), missed=move.missed,
         runs_kept=RUNS_KEPT, invocation_id=record.id, created_at=record.created_at, status_data=QUEUED,
