@@ -86,6 +86,7 @@ class AgentqClient:
         """Close the Redis connections."""
         if self._artifact_service is not None:
             await self._artifact_service.aclose()
+        await self.schedules.aclose()
         await self._store.aclose()
 
     def _writes(self, method: str) -> None:
