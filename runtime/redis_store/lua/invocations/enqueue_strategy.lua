@@ -1,4 +1,4 @@
--- uses: enqueue_step, cancel_step, stream_trim
+-- uses: enqueue_step, cancel_step, claim_step, stream_trim
 -- Queue an invocation under a double-texting strategy (worker.double_texting), in one step with what the strategy
 -- does to the invocations already live on the session (queued, running or parked):
 --   reject:    queue it only when none is live;
@@ -65,10 +65,7 @@ local _, entry = enqueue_step({record = KEYS[2], queue = KEYS[3], user_invocatio
 
 local token = ''
 if strategy == 'rollback' then
-  if redis.call('EXISTS', KEYS[8]) == 0 then  -- as acquire.lua: a new session's fence starts at the clock in ms
-    local now = redis.call('TIME')
-    redis.call('SET', KEYS[8], string.format('%d', tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)))
-  end
+  ensure_fence(KEYS[8])
   token = 'rewind:' .. ARGV[1] .. '|' .. redis.call('INCR', KEYS[8])
   redis.call('SET', KEYS[7], token, 'PX', ARGV[11])
 end

@@ -1,9 +1,10 @@
 -- uses: enqueue_step
 -- Fire one tick of a schedule, or a run triggered by hand: enqueue its invocation (lib/enqueue_step.lua, as
 -- invocations/enqueue.lua does, with its status count, plus the index, watchdog and sweeper entries
--- store.enqueue adds) and move the schedule to its next tick, all in one step. A tick is fired at most once: the step only happens while the schedule still has the
--- revision and next tick the scheduler read, and it replaces that next tick, so a second scheduler holding the
--- same tick (a paused one, one that lost a race) finds it gone and fires nothing.
+-- store.enqueue adds) and move the schedule to its next tick, all in one step. A tick is fired at most once:
+-- the step only happens while the schedule still has the revision and next tick the scheduler read, and it
+-- replaces that next tick, so a second scheduler holding the same tick (a paused one, one that lost a race)
+-- finds it gone and fires nothing.
 -- KEYS: schedule, runs, due, session_meta, record, queue, user_invocations, stream, active, invocation_index,
 --       dispatch_due, retention_due, status_counts
 -- ARGV: member, rev, expected_tick, next_tick, next_due_ms, fire_tick, missed, runs_kept, invocation_id,
