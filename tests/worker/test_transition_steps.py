@@ -48,11 +48,12 @@ async def test_three_triggered_schedule_runs_leave_the_status_counts_equal_to_th
 
 
 async def _running(client, invocation_id: str) -> None:
-    """Once the invocation runs (claimed by a worker)."""
+    """Once the invocation runs and has committed its first event (its user message): a claim alone is not enough,
+    a cancel right after it would stop the run before it committed anything."""
     async for entry in client.events(invocation_id):
-        if entry.kind == "status" and entry.data.get("status") == "running":
+        if entry.kind == "event":
             return
-    raise AssertionError(f"invocation {invocation_id!r} settled without running")
+    raise AssertionError(f"invocation {invocation_id!r} settled without committing an event")
 
 
 @pytest.mark.timeout(300)
