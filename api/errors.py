@@ -14,6 +14,7 @@ from pydantic import ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from runtime import errors
+from worker.rate_limits import RateLimitRefusedError
 from worker.store_errors import StoreError, is_store_unavailable
 
 from .auth import ForbiddenError, UnauthorizedError
@@ -28,6 +29,7 @@ STATUS_BY_ERROR: list[tuple[type[BaseException], int]] = [
     (errors.UsageError, 400),
     (errors.NotFoundError, 404),
     (errors.ConflictError, 409),
+    (RateLimitRefusedError, 429),  # a schedule triggered past its user's rate limit (worker.rate_limits)
     (errors.RetryableError, 503),
     (TimeoutError, 504),
     (errors.RunError, 502),
@@ -56,6 +58,8 @@ def error_response(exc: BaseException) -> JSONResponse:
     headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
     if status == 503:
         headers = {"Retry-After": "1"}
+    if status == 429:
+        headers = {"Retry-After": str(exc.retry_after_s)}
     return JSONResponse(error_body(exc), status_code=status, headers=headers)
 
 

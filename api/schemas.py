@@ -234,6 +234,8 @@ class InvocationOut(WireModel):
     finished_at: float | None = None
     notice: str | None = None
     """Set on ``GET /invocations/{id}`` when a queued invocation has no alive worker to run it (says so)."""
+    schedule_id: str | None = None
+    """The schedule that enqueued it (a tick or a trigger); None for any other enqueue."""
 
     @classmethod
     def from_record(cls, record: Any) -> InvocationOut:
@@ -253,6 +255,7 @@ class InvocationOut(WireModel):
             created_at=record.created_at,
             updated_at=record.updated_at,
             finished_at=record.finished_at,
+            schedule_id=getattr(record, "schedule_id", None),
         )
 
 
@@ -284,14 +287,12 @@ class ScheduleList(WireModel):
 
 
 class ScheduleRunOut(InvocationOut):
-    """A run of a schedule: its invocation, with the schedule that enqueued it."""
-
-    schedule_id: str | None = None
+    """A run of a schedule: its invocation, with the schedule that enqueued it (``scheduleId``)."""
 
     @classmethod
     def from_record(cls, record: Any) -> ScheduleRunOut:
         """The public view of a run's record."""
-        return cls(**InvocationOut.from_record(record).model_dump(), schedule_id=record.schedule_id)
+        return cls(**InvocationOut.from_record(record).model_dump())
 
 
 class ScheduleRuns(WireModel):

@@ -86,6 +86,7 @@ class AgentqClient:
         """Close the Redis connections."""
         if self._artifact_service is not None:
             await self._artifact_service.aclose()
+        await self.schedules.aclose()
         await self._store.aclose()
 
     def _writes(self, method: str) -> None:
@@ -198,12 +199,13 @@ class AgentqClient:
 
     async def cancel_session(self, app_name: str, user_id: str, session_id: str,
                              reason: str = "cancelled by client", *, actor: dict | None = None) -> list[str]:
-        """Cancel every invocation queued, running or parked on the session (as ``cancel`` does each); their ids
-        (empty when none was live)."""
+        """Cancel every invocation queued, running or parked on the session, all in one step (so no queued one is
+        claimed between the cancels, worker.session_cancel); their ids (empty when none was live)."""
         self._writes("cancel_session")
-        from .double_texting import cancel_live
+        from .session_cancel import cancel_session
 
-        return await cancel_live(self._store, app_name, user_id, session_id, reason, actor=actor or cli_actor())
+        return await cancel_session(self._store, app_name, user_id, session_id, reason,
+                                    actor=actor or cli_actor())
 
     async def add_approval(self, invocation_id: str, call_id: str, principal: str) -> list[str] | None:
         """Record ``principal``'s approval of a parked confirmation that needs several approvers, without

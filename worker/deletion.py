@@ -7,9 +7,10 @@ passed in; the script refuses ('changed') if either grew meanwhile, and the read
 A cancelled invocation's record stays, cancelled with the reason, for its retention (``GET /invocations/{id}``
 answers, a waiter wakes on its settled stream, a follower of its events gets the cancelled status); a worker
 running one finds its lease gone and stops before its next commit or tool call. The bookkeeping outside the
-user's tag (the reaper's and watchdog's entries, call deadlines, the idle expiry, the app's user set: on a
-Cluster their copies in the user's shard) is dropped after, and so are the credential requests its invocations
-were parked on and, with the user's last session in the app, the user's stored credentials (worker.credentials).
+user's tag (the idle expiry, the app's user set) is dropped after, and so are the credential requests its
+invocations were parked on and, with the user's last session in the app, the user's stored credentials
+(worker.credentials); the reaper's and watchdog's entries and call deadlines (on a Cluster their copies in the
+user's shard) go in the script's cancel step.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ async def delete_session(store, app: str, user: str, session_id: str, reason: st
         # where the notifications of the cancellations go
         webhook_due=keys.webhook_due(shard), webhook_outbox=keys.webhook_outbox(shard),
         **store.inbox_script_keys(Where(app=app, user=user, session=session_id), shard),
+        **store.reaper_script_keys(shard),  # the cancel step drops their entries of what it cancels
     )
     error = dumps({"type": "InvocationCancelledError", "message": reason})
     cancel = audit.entry("cancel", actor, time.time(), reason=reason)
@@ -76,10 +78,6 @@ async def delete_session(store, app: str, user: str, session_id: str, reason: st
     if cancelled and cancel is not None:  # the app's audit index is another slot on Redis Cluster
         cleanup.append(("ZADD", keys.app_audit(app), "NX", *[x for invocation_id in cancelled for x in (
             int(cancel.at * 1000), audit.script_args(cancel, user, invocation_id)["audit_member"])]))
-    if cancelled:
-        cleanup += [("ZREM", keys.lease_expiries(shard), *cancelled), ("ZREM", keys.dispatch_due(shard), *cancelled)]
-    if calls:
-        cleanup.append(("ZREM", keys.call_deadlines(shard), *calls))
     if not sessions_left:
         cleanup.append(("SREM", keys.app_users(app, shard), user))
     await store.batch(*cleanup)

@@ -28,8 +28,6 @@ from redis.exceptions import NoScriptError
 
 from runtime.errors import (
     ConflictError,
-    InvalidTransitionError,
-    InvocationNotFoundError,
     SessionNotFoundError,
     UsageError,
 )
@@ -142,7 +140,7 @@ def _script_args(store: InvocationStore, record: InvocationRecord, where: Where,
         parked=keys.user_parked(where.app, where.user), webhook_due=keys.webhook_due(shard),
         webhook_outbox=keys.webhook_outbox(shard), app_parked=keys.app_parked(where.app, shard),
         inbox_changes=keys.inbox_changes(shard), status_counts=keys.status_counts(shard),
-        live=[key for invocation_id in live for key in _live_keys(store, where, invocation_id)],
+        **store.reaper_script_keys(shard), live=[key for invocation_id in live for key in _live_keys(store, where, invocation_id)],
         invocation_id=record.id, created_at=record.created_at, strategy=strategy, now=cut.at, status_data=QUEUED,
         cancel_data=cut.status_data, **store.stream_trim,
         audit=audit.script_args(cut.entry, where.user, record.id)["audit"], hold_ms=int(rewind.HOLD_S * 1000),
@@ -191,16 +189,16 @@ def _live_keys(store: InvocationStore, where: Where, invocation_id: str) -> tupl
 async def _clean_up_after_cancels(store: InvocationStore, where: Where, shard: str, entry: audit.AuditEntry | None,
                                   cancelled: list[str], calls: list[str]) -> None:
     """What ``InvocationStore.cancel`` does after its script, for each invocation the strategy cancelled: the
-    reaper's and deadline entries, the app's audit index, the AgentTool child sessions."""
+    app's audit index, the AgentTool child sessions (the reaper's and deadline entries went in the script)."""
     if not cancelled:
         return
-    commands: list[tuple] = [("ZREM", keys.lease_expiries(shard), *cancelled)]
-    commands += [("ZREM", keys.call_deadlines(shard), call) for call in calls]
+    commands: list[tuple] = []
     if entry is not None:
         at = int(entry.at * 1000)
         commands += [("ZADD", keys.app_audit(where.app), "NX", at,
                       audit.script_args(entry, where.user, invocation_id)["audit_member"]) for invocation_id in cancelled]
-    await store.batch(*commands)
+    if commands:
+        await store.batch(*commands)
     for invocation_id in cancelled:
         await child_sessions.delete_children(store, where.app, where.user, where.session, invocation_id)
 
@@ -228,20 +226,3 @@ def _rollback_target(events: list[Event], invocation_ids: list[str]) -> str | No
     """The invocation of ``invocation_ids`` whose first event comes first in ``events`` (None: none has one)."""
     wanted = set(invocation_ids)
     return next((event.invocation_id for event in events if event.invocation_id in wanted), None)
-
-
-async def cancel_live(store: InvocationStore, app: str, user: str, session_id: str, reason: str, *,
-                      actor: dict | None = None) -> list[str]:
-    """Cancel every invocation live on the session (``InvocationStore.cancel`` each); the ids it cancelled."""
-    from .store import Where
-
-    where = Where(app=app, user=user, session=session_id)
-    cancelled = []
-    for invocation_id in await _live(store, where):
-        store.remember(invocation_id, where)
-        try:
-            await store.cancel(invocation_id, reason, actor=actor)
-        except (InvalidTransitionError, InvocationNotFoundError):
-            continue  # it settled (or went) meanwhile
-        cancelled.append(invocation_id)
-    return cancelled

@@ -1,4 +1,4 @@
-"""The Redis side of the API's rate limits and in-flight quotas (``api.rate_limits`` holds the rules).
+"""The Redis side of the API's rate limits and in-flight quotas (``worker.rate_limits`` holds the rules).
 
 Kept here because the API reads and writes Redis only through the worker package: one Lua call (``rate/admit``)
 checks and takes both subjects' token buckets and in-flight places at once; a reservation becomes the started

@@ -6,6 +6,9 @@ that are due (``worker.due_shards``), so its cost follows what is due, not how m
   worker resumes it from its committed events (failover within the lease TTL plus one pass);
 - lost run jobs: a job not claimed within the dispatch grace is sent again (duplicates are dropped harmlessly),
   unless its app's queue is held back by a worker (``worker.backlog``): then it is only postponed;
+- neither is re-sent for an invocation that cannot run: settled (a cancel drops its entries in the same step,
+  lib/cancel_step.lua, but a heartbeat already under way when it was cancelled writes its lease entry again) or
+  parked (its answer sends it);
 - expired parked calls: a pending call past its deadline is answered with an expiry error (the invocation's
   ``queued`` status entry names the expired calls);
 - the sweeper's passes (``worker.sweeper``): what retention leaves behind, and idle sessions.
@@ -20,6 +23,7 @@ from google.genai import types
 
 from runtime.errors import CallNotPendingError, InvocationNotFoundError
 from runtime.redis_store import keys
+from runtime.statuses import FINAL
 
 from . import backlog, due_shards
 from .store import InvocationStore
@@ -61,15 +65,15 @@ async def _reap_shard(store: InvocationStore, shard: str) -> int:
     acted = 0
     for invocation_id in dead:
         if await redis.zrem(keys.lease_expiries(shard), invocation_id):
-            log.warning("invocation %s: lease expired (worker gone?), sending its run job again", invocation_id)
-            await _resend(store, invocation_id)
+            if await _resend(store, invocation_id):
+                log.warning("invocation %s: lease expired (worker gone?), sending its run job again", invocation_id)
             acted += 1
     for invocation_id in overdue:
         if await redis.zrem(keys.dispatch_due(shard), invocation_id):
             if await backlog.postponed(store, invocation_id):  # waiting in a queue held back on purpose, not lost
                 continue
-            log.info("invocation %s: run job not claimed in time, sending it again", invocation_id)
-            await _resend(store, invocation_id)
+            if await _resend(store, invocation_id):
+                log.info("invocation %s: run job not claimed in time, sending it again", invocation_id)
             acted += 1
     for member in expired:
         if await redis.zrem(keys.call_deadlines(shard), member):
@@ -79,12 +83,22 @@ async def _reap_shard(store: InvocationStore, shard: str) -> int:
     return acted
 
 
-async def _resend(store: InvocationStore, invocation_id: str) -> None:
+NOT_RUNNABLE = FINAL | {"parked"}
+"""Statuses whose run job is never sent again: a claim would refuse it (a parked one is sent by its answer)."""
+
+
+async def _resend(store: InvocationStore, invocation_id: str) -> bool:
+    """Send the invocation's run job again unless it is gone or cannot run; whether it was sent."""
     try:
-        await store.locate(invocation_id)
+        where = await store.locate(invocation_id)
     except InvocationNotFoundError:
-        return
+        return False
+    status = await store.mux.execute_command("HGET", store.record_key(invocation_id, where), "status")
+    if status is None or status in NOT_RUNNABLE:
+        log.debug("invocation %s: %s, its run job is not sent again", invocation_id, status or "gone")
+        return False
     await store.dispatch_next(invocation_id)
+    return True
 
 
 async def _expire_call(store: InvocationStore, invocation_id: str, call_id: str) -> None:

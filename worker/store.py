@@ -194,6 +194,13 @@ class InvocationStore:
         return {"app_parked": keys.app_parked(where.app, shard), "inbox_changes": keys.inbox_changes(shard),
                 "status_counts": keys.status_counts(shard)}
 
+    @staticmethod
+    def reaper_script_keys(shard: str) -> dict[str, str]:
+        """The reaper's sets a cancel (lib/cancel_step.lua) drops the invocation from, so that no reaper sends
+        the run job of a cancelled invocation again: the dispatch watchdog, lease expiries and call deadlines."""
+        return {"dispatch_due": keys.dispatch_due(shard), "lease_expiries": keys.lease_expiries(shard),
+                "call_deadlines": keys.call_deadlines(shard)}
+
     async def get(self, invocation_id: str) -> InvocationRecord:
         """The record. Raises InvocationNotFoundError."""
         where = await self.locate(invocation_id)
@@ -387,7 +394,7 @@ class InvocationStore:
             journal=keys.invocation_journal(where.app, where.user, invocation_id),
             parked=keys.user_parked(where.app, where.user), webhook_due=keys.webhook_due(shard),
             webhook_outbox=keys.webhook_outbox(shard), **self.inbox_script_keys(where, shard),
-            app_audit=self._app_audit_key(where, entry),
+            **self.reaper_script_keys(shard), app_audit=self._app_audit_key(where, entry),
             invocation_id=invocation_id, now=now, status_data=status_data("cancelled", detail), **self.stream_trim,
             **audit.script_args(entry, where.user, invocation_id), fields=fields)
         if reply[0] == "gone":
@@ -396,8 +403,6 @@ class InvocationStore:
             raise InvalidTransitionError(f"invocation {invocation_id!r} is already {reply[1]}; it cannot be cancelled")
         await self._index_audit(where, entry, invocation_id)
         await child_sessions.delete_children(self, where.app, where.user, where.session, invocation_id)
-        await self.batch(("ZREM", keys.lease_expiries(shard), invocation_id),
-                         *[("ZREM", keys.call_deadlines(shard), f"{invocation_id} {call}") for call in reply[3]])
         if reply[2]:
             await self.dispatch_next(reply[2])
         return await self.get(invocation_id)

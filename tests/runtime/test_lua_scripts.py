@@ -21,8 +21,9 @@ def test_every_lua_file_is_loaded_by_the_registry_and_every_library_is_used():
     files = {str(path.relative_to(SCRIPTS_DIR).with_suffix("")) for path in SCRIPTS_DIR.rglob("*.lua")}
     libraries = {name for name in files if name.startswith("lib/")}
     assert files - libraries == set(scripts.ALL)
-    used = {f"lib/{name.strip()}" for script in scripts.ALL.values() for line in _body(script).splitlines()
-            if line.startswith("-- uses:") for name in line.removeprefix("-- uses:").split(",")}
+    # used by a script, or by a library a script uses (a script's source carries every library it needs)
+    used = {name for name in libraries for script in scripts.ALL.values()
+            if (SCRIPTS_DIR / f"{name}.lua").read_text() in script.source}
     assert libraries == used
 
 

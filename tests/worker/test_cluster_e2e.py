@@ -4,6 +4,7 @@ Celery broker on a plain redis-server of its own (a Cluster cannot be one)."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import subprocess
 import sys
@@ -235,6 +236,28 @@ async def test_on_a_cluster_cancelling_one_parked_invocation_and_deleting_the_se
     assert (record.status, record.pending_calls) == ("cancelled", [])
     assert await client.session_service.get_session(app_name="approval", user_id=user, session_id=doomed.id) is None
     assert await deadlines_of_both() == []
+
+
+async def test_on_a_cluster_a_session_cancel_settles_its_parked_and_queued_invocations_in_one_step(
+        cluster_workers, client, user):
+    """lua/invocations/cancel_session.lua on a Cluster: every key it writes is in the user's slot (the reaper's
+    sets of the user's shard), and the app's audit index, another slot, is written after."""
+    session = await client.create_session("approval", user)
+    parked = await client.enqueue("approval", user, session.id, "Please pay 100", park_timeout=600)
+    await _settled(client, parked, "parked")
+    queued = await client.enqueue("approval", user, session.id, "Please pay 200")
+    shard = client._store.shard(await client._store.locate(parked))
+    cancelled = await client.cancel_session("approval", user, session.id, "closing the case",
+                                            actor={"principal": "key:ops", "client": "10.0.0.9"})
+    records = [await client.get(invocation_id) for invocation_id in (parked, queued)]
+    reaper_sets = [await client._store.redis.zrange(key, 0, -1) for key in (
+        keys.dispatch_due(shard), keys.lease_expiries(shard), keys.call_deadlines(shard))]
+    audited = await client._store.redis.zrange(keys.app_audit("approval"), 0, -1)
+    assert sorted(cancelled) == sorted([parked, queued])
+    assert [(r.status, r.cancel_reason, r.audit[-1].principal) for r in records] == [
+        ("cancelled", "closing the case", "key:ops")] * 2
+    assert [member for found in reaper_sets for member in found if parked in member or queued in member] == []
+    assert {json.loads(member)[1] for member in audited} >= {parked, queued}
 
 
 def test_a_worker_on_a_cluster_store_without_a_broker_of_its_own_is_refused_naming_the_setting(cluster):

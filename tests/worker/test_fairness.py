@@ -85,6 +85,17 @@ async def jobs_in_queue(client, queue: str) -> list[str]:
     return ids
 
 
+async def jobs_in_broker_once_one_is_taken(client, queue: str, invocation_ids: set[str]) -> set[str]:
+    """The jobs in the broker queue once at least one of ``invocation_ids`` has left it (taken by a worker), or as
+    they are after 30 s."""
+    deadline = time.monotonic() + 30
+    while True:
+        in_broker = set(await jobs_in_queue(client, queue))
+        if not invocation_ids <= in_broker or time.monotonic() > deadline:
+            return in_broker
+        await asyncio.sleep(0.05)
+
+
 async def quick_first_event(client, user: str) -> tuple[float, str]:
     """Seconds from enqueue to the quick agent's first event, and the invocation's final status."""
     session = await client.create_session("quick", user)
@@ -187,7 +198,8 @@ async def test_a_worker_stopping_sends_the_jobs_waiting_in_its_lines_back_to_the
         for invocation_id in flood:
             pipe.hget(keys.invocation("flood", user, invocation_id), "status")
         queued = {i for i, status in zip(flood, await pipe.execute(), strict=True) if status == "queued"}
-        in_broker_before = set(await jobs_in_queue(client, queue))
+        # the worker takes the next job into its line a moment after the first one runs: wait for that
+        in_broker_before = await jobs_in_broker_once_one_is_taken(client, queue, queued)
         # keep the watchdog out of it: only the stopping worker may put the waiting jobs back
         await client._store.redis.zadd(keys.dispatch_due(), {i: int((time.time() + 3600) * 1000) for i in queued},
                                        xx=True)

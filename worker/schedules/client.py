@@ -76,3 +76,7 @@ class ScheduleClient:
     async def runs(self, app_name: str, user_id: str, schedule_id: str, *, limit: int = 20) -> list[InvocationRecord]:
         """Its newest runs, newest first (each record's ``schedule_id`` names it)."""
         return await self._schedules.runs(app_name, user_id, schedule_id, limit=limit)
+
+    async def aclose(self) -> None:
+        """Close the rate limits' connections (``AgentqClient.aclose`` calls it)."""
+        await self._schedules.aclose()

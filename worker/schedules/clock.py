@@ -39,16 +39,19 @@ class Scheduler:
         """Until ``stop`` is set. A Redis error is logged and retried after a pause, never fatal: the tick it
         interrupted is fired by the next look (or another scheduler), since nothing was consumed."""
         log.info("scheduler %s started", self.name)
-        while not stop.is_set():
-            try:
-                wait = await self.fire_due()
-            except Exception:  # noqa: BLE001 (a lost connection, a failover: keep the clock going)
-                log.exception("scheduler %s: a pass failed; retrying", self.name)
-                wait = 1.0
-            try:
-                await asyncio.wait_for(stop.wait(), timeout=wait)
-            except TimeoutError:
-                pass
+        try:
+            while not stop.is_set():
+                try:
+                    wait = await self.fire_due()
+                except Exception:  # noqa: BLE001 (a lost connection, a failover: keep the clock going)
+                    log.exception("scheduler %s: a pass failed; retrying", self.name)
+                    wait = 1.0
+                try:
+                    await asyncio.wait_for(stop.wait(), timeout=wait)
+                except TimeoutError:
+                    pass
+        finally:
+            await self.schedules.aclose()
         log.info("scheduler %s stopped after enqueueing %d runs", self.name, self.fired)
 
     async def fire_due(self) -> float:

@@ -56,10 +56,12 @@ async def ensure_session(store: InvocationStore, app: str, user: str, session_id
     return True
 
 
-async def fire(store: InvocationStore, schedule: Schedule, *, expected_tick: int | None, move: Step) -> str | None:
+async def fire(store: InvocationStore, schedule: Schedule, *, expected_tick: int | None, move: Step,
+               skip_reason: str = "") -> str | None:
     """Consume ``expected_tick`` (None: a trigger by hand, which consumes none) as ``move`` says, enqueueing
     ``move.fire``'s run; the invocation id, or None when nothing was enqueued (another scheduler fired the tick,
-    the schedule changed since it was read, the policy skips the tick, or its session is gone)."""
+    the schedule changed since it was read, the policy skips the tick, or its session is gone). ``skip_reason``
+    (with no ``move.fire``): why the tick is skipped, recorded on the schedule."""
     from ..store import QUEUED, Where
 
     app, user, spec = schedule.app_name, schedule.user_id, schedule.spec
@@ -81,13 +83,13 @@ async def fire(store: InvocationStore, schedule: Schedule, *, expected_tick: int
         record=store.record_key(record.id, where), user_invocations=keys.user_invocations(app, user),
         **store.session_script_keys(where, "queue", "stream", "active"),
         invocation_index=keys.invocation_index(), dispatch_due=keys.dispatch_due(store.shard(where)),
-        retention_due=keys.retention_due(), member=due_member(app, user, schedule.id),
+        retention_due=keys.retention_due(), status_counts=keys.status_counts(store.shard(where)), member=due_member(app, user, schedule.id),
         rev=str(schedule.revision), expected_tick=text(expected_tick), next_tick=text(move.next),
         next_due_ms=text(due_ms(spec, move.next)), fire_tick=text(move.fire), missed=move.missed,
         runs_kept=RUNS_KEPT, invocation_id=record.id, created_at=record.created_at, status_data=QUEUED,
         location=dumps([app, user, session_id]), dispatch_due_ms=round((now + DISPATCH_GRACE_S) * 1000),
         retention_due_ms=round((record.created_at + store.retention.settled_s) * 1000), now_ms=round(now * 1000),
-        fields=[*encode_record(record), "retention_s", repr(store.retention.settled_s)])
+        skip_reason=skip_reason, fields=[*encode_record(record), "retention_s", repr(store.retention.settled_s)])
     if reply[0] == "fired":
         store.remember(record.id, where)
         idle = store._idle_commands(app, user, session_id)  # a run keeps its session from expiring, as an enqueue does

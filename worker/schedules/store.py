@@ -1,10 +1,17 @@
 """ScheduleStore: schedules in Redis (made, read, changed, paused, resumed, deleted, triggered) and what a
-scheduler does with a due one; the step that fires a tick is ``firing``'s."""
+scheduler does with a due one; the step that fires a tick is ``firing``'s.
+
+A run a schedule starts (a tick or a trigger) is admitted by the enqueue rate limits and in-flight quotas of
+its app's user, as any enqueue is (``worker.rate_limits``, ``AGENTQ_RATE_*``); the principal is the schedule
+(``schedule:<id>``). A tick they refuse is skipped, and the schedule keeps the count and the last reason
+(``skipped``, ``lastSkipReason``); a trigger they refuse raises RateLimitRefusedError (429 over HTTP)."""
 
 from __future__ import annotations
 
 import json
+import logging
 import time
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from runtime.errors import (
@@ -18,6 +25,7 @@ from runtime.redis_store import keys
 from runtime.redis_store.scripts import SCHEDULE_DELETE, SCHEDULE_SAVE
 
 from ..inputs import run_config_dict, to_content
+from ..rate_limits import RateLimitRefusedError, RateLimits
 from ..record import InvocationRecord
 from .firing import due_member, due_ms, ensure_session, fire, text
 from .spec import ScheduleSpec
@@ -26,6 +34,8 @@ from .view import Schedule
 
 if TYPE_CHECKING:
     from ..store import InvocationStore
+
+log = logging.getLogger("agentq.scheduler")
 
 SAVE_ATTEMPTS = 5
 """Read-change-write retries when another writer changed the schedule in between."""
@@ -38,8 +48,19 @@ class ScheduleNotFoundError(NotFoundError):
 class ScheduleStore:
     """Schedules on the invocation store's Redis; the invocations they enqueue are ordinary records."""
 
-    def __init__(self, store: InvocationStore):
+    def __init__(self, store: InvocationStore, limits: RateLimits | None = None):
+        """``limits``: the enqueue admission of the runs (default: from ``AGENTQ_RATE_*``)."""
         self.store = store
+        self.limits = RateLimits.from_env() if limits is None else limits
+
+    async def aclose(self) -> None:
+        """Close the rate limits' Redis connections (the invocation store is its owner's to close)."""
+        await self.limits.aclose()
+
+    async def _admitted(self, schedule: Schedule, fire_run: Callable[[], Awaitable[str | None]]) -> str | None:
+        """``fire_run()`` once the rate limits of the schedule's user admit a run; RateLimitRefusedError."""
+        return await self.limits.admitted(self.store, f"schedule:{schedule.id}", schedule.app_name,
+                                          schedule.user_id, fire_run, invocation_id=lambda fired: fired)
 
     def _refuse_cluster(self) -> None:
         # The fire script writes the schedule, the invocation and the global index, watchdog and due sets in one
@@ -163,12 +184,20 @@ class ScheduleStore:
     async def trigger(self, app: str, user: str, schedule_id: str) -> str:
         """Enqueue a run now, apart from the ticks (paused or not); its invocation id."""
         self._refuse_cluster()
-        for _ in range(SAVE_ATTEMPTS):
-            current = await self.get(app, user, schedule_id)
-            fired = await fire(self.store, current, expected_tick=None, move=Step(fire=_now_ms(), missed=0, next=None))
-            if fired is not None:
-                return fired
-        raise ConflictError(f"schedule {schedule_id!r} kept changing; try again")
+
+        async def fire_run() -> str | None:
+            for _ in range(SAVE_ATTEMPTS):
+                current = await self.get(app, user, schedule_id)
+                fired = await fire(self.store, current, expected_tick=None,
+                                   move=Step(fire=_now_ms(), missed=0, next=None))
+                if fired is not None:
+                    return fired
+            return None
+
+        fired = await self._admitted(await self.get(app, user, schedule_id), fire_run)
+        if fired is None:
+            raise ConflictError(f"schedule {schedule_id!r} kept changing; try again")
+        return fired
 
     async def fire_due(self, app: str, user: str, schedule_id: str, now_ms: int) -> str | None:
         """What a scheduler does with a schedule found due: fire its tick (or step over it, by the policy).
@@ -181,7 +210,16 @@ class ScheduleStore:
             return None
         due_tick = round(current.next_run_at * 1000)
         move = step(current.spec, due_tick, now_ms, round(current.created_at * 1000))
-        return await fire(self.store, current, expected_tick=due_tick, move=move)
+        if move.fire is None:  # the policy skips it: nothing to admit
+            return await fire(self.store, current, expected_tick=due_tick, move=move)
+        try:
+            return await self._admitted(current, lambda: fire(self.store, current, expected_tick=due_tick, move=move))
+        except RateLimitRefusedError as refused:
+            # Consumed, not retried: a tick stands for its own time, and the next one is on its way.
+            skipped = await fire(self.store, current, expected_tick=due_tick, skip_reason=str(refused),
+                                 move=Step(fire=None, missed=move.missed, next=move.next))
+            log.warning("schedule %s of user %r in app %r: tick skipped: %s", schedule_id, user, app, refused)
+            return skipped
 
     # --- helpers ---
 

@@ -32,6 +32,11 @@ class Schedule(BaseModel):
     last_invocation_id: str | None = None
     last_error: str | None = None
     """Why the last tick enqueued nothing (its session was deleted); cleared by the next run."""
+    skipped: int = 0
+    """Ticks skipped because the enqueue rate limits of the app's user refused their run (``worker.rate_limits``)."""
+    last_skip_reason: str | None = None
+    """The refusal that skipped the last of those ticks, naming the limit."""
+    last_skip_at: float | None = None
     created_at: float
     revision: int
 
@@ -45,10 +50,13 @@ class Schedule(BaseModel):
         next_tick = fields.get("next_tick", "")
         paused = fields.get("paused") == "1"
         last_tick = fields.get("last_tick")
+        last_skip = fields.get("last_skip_ms")
         return cls(
             id=schedule_id, app_name=app, user_id=user, spec=ScheduleSpec.model_validate(json.loads(fields["spec"])),
             paused=paused, next_run_at=int(next_tick) / 1000 if next_tick and not paused else None,
             ended=not next_tick, runs=int(fields.get("runs", 0)), missed=int(fields.get("missed", 0)),
             last_run_at=int(last_tick) / 1000 if last_tick else None,
             last_invocation_id=fields.get("last_invocation"), last_error=fields.get("last_error"),
+            skipped=int(fields.get("skipped", 0)), last_skip_reason=fields.get("last_skip_reason"),
+            last_skip_at=int(last_skip) / 1000 if last_skip else None,
             created_at=int(fields["created_ms"]) / 1000, revision=int(fields["rev"]))

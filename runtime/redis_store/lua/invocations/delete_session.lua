@@ -1,8 +1,8 @@
--- uses: invocation_status, inbox_feed
--- Delete every key of a session; its invocations that are not final are cancelled.
+-- uses: cancel_step
+-- Delete every key of a session; its invocations that are not final are cancelled (lib/cancel_step.lua).
 -- KEYS: meta, state, events, times, stream, active, queue, lease, fence, artifact_index, user_sessions,
 --       session_ids, parked, webhook_due, webhook_outbox, app_parked, inbox_changes, status_counts,
---       invocation_keys..., file_keys...
+--       dispatch_due, lease_expiries, call_deadlines, invocation_keys..., file_keys...
 --   invocation_keys: (record, settled, journal) per invocation; file_keys: one key per artifact file
 -- ARGV: session_id, now, invocation_count, file_count, cancel_reason, error_json, audit, invocation_ids..., filenames...,
 --       parked_members...
@@ -26,27 +26,24 @@ end
 for _, name in ipairs(redis.call('SMEMBERS', KEYS[10])) do
   if not files[name] then return {'changed'} end
 end
+local session = {queue = KEYS[7], lease = KEYS[8], fence = KEYS[9], stream = KEYS[5], active = KEYS[6],
+                 parked = KEYS[13], webhook_due = KEYS[14], webhook_outbox = KEYS[15], app_parked = KEYS[16],
+                 inbox_changes = KEYS[17], status_counts = KEYS[18], dispatch_due = KEYS[19],
+                 lease_expiries = KEYS[20], call_deadlines = KEYS[21]}
+local fields = {'finished_at', ARGV[2], 'cancel_reason', ARGV[5], 'error', ARGV[6]}
 local cancelled, calls = {}, {}
 for j = 1, n do
-  local id = ARGV[7 + j]
-  local record, settled, journal = KEYS[16 + 3 * j], KEYS[17 + 3 * j], KEYS[18 + 3 * j]
-  local status = redis.call('HGET', record, 'status')
-  if status and status ~= 'completed' and status ~= 'failed' and status ~= 'cancelled' then
-    for _, call in ipairs(pending_ids(record)) do calls[#calls + 1] = id .. ' ' .. call end
-    count_move(KEYS[18], record, status, 'cancelled')
-    redis.call('HSET', record, 'status', 'cancelled', 'updated_at', ARGV[2], 'finished_at', ARGV[2],
-               'cancel_reason', ARGV[5], 'error', ARGV[6])
-    audit_append(record, ARGV[7], nil, nil, ARGV[2])  -- the app's audit index: added by the caller after
-    notify(record, KEYS[14], KEYS[15], id, 'cancelled', ARGV[2], '')
-    redis.call('ZREM', KEYS[13], id)
-    redis.call('ZREM', KEYS[16], ARGV[7 + n + m + j])
-    inbox_change(KEYS[17], record, id, 'cancelled')
-    expire_final(record, settled, journal, 'cancelled')
-    cancelled[#cancelled + 1] = id
+  local it = {id = ARGV[7 + j], record = KEYS[19 + 3 * j], settled = KEYS[20 + 3 * j], journal = KEYS[21 + 3 * j],
+              member = ARGV[7 + n + m + j]}
+  -- the app's audit index: added by the caller after
+  local status, parked_on = cancel_step(session, it, ARGV[2], '', fields, ARGV[7], nil)
+  if status then
+    for _, call in ipairs(parked_on) do calls[#calls + 1] = it.id .. ' ' .. call end
+    cancelled[#cancelled + 1] = it.id
   end
 end
 for i = 1, 10 do redis.call('DEL', KEYS[i]) end
-for j = 1, m do redis.call('DEL', KEYS[18 + 3 * n + j]) end
+for j = 1, m do redis.call('DEL', KEYS[21 + 3 * n + j]) end
 redis.call('SREM', KEYS[11], ARGV[1])
 redis.call('ZREM', KEYS[12], ARGV[1])
 return {'ok', cancelled, calls, redis.call('SCARD', KEYS[11])}

@@ -1,5 +1,5 @@
--- uses: invocation_status, inbox_feed
--- Store function responses to pending calls; a parked invocation goes back to queued.
+-- uses: answer_step
+-- Store function responses to pending calls; a parked invocation goes back to queued (lib/answer_step.lua).
 -- KEYS: record, queue, stream, dispatch_due, call_deadlines, parked, webhook_due, webhook_outbox, app_parked,
 --       inbox_changes, status_counts, [app_audit]
 -- ARGV: invocation_id, now, due_ms, status_data, audit, audit_member, responses...
@@ -42,14 +42,9 @@ redis.call('HSET', KEYS[1], 'updated_at', ARGV[2])
 local outcome = 'stored'
 local expired = cjson.decode(ARGV[4])['detail']['expired']
 if status == 'parked' then
-  count_move(KEYS[11], KEYS[1], status, 'queued')
-  redis.call('HSET', KEYS[1], 'status', 'queued')
-  redis.call('RPUSH', KEYS[2], ARGV[1])
-  redis.call('ZREM', KEYS[6], ARGV[1])
-  redis.call('ZREM', KEYS[9], ARGV[6])
-  inbox_change(KEYS[10], KEYS[1], ARGV[1], expired and 'expired' or 'answered')
-  status_entry(KEYS[3], ARGV[1], ARGV[4])
-  redis.call('ZADD', KEYS[4], ARGV[3], ARGV[1])
+  answer_step({record = KEYS[1], queue = KEYS[2], stream = KEYS[3], dispatch_due = KEYS[4], parked = KEYS[6],
+               app_parked = KEYS[9], inbox_changes = KEYS[10], status_counts = KEYS[11]},
+              ARGV[1], ARGV[4], ARGV[3], ARGV[6], expired)
   outcome = 'queued'
 end
 if redis.call('HEXISTS', KEYS[1], 'webhook') == 1 then  -- the reaper answering calls past their deadline

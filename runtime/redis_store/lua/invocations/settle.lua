@@ -1,5 +1,6 @@
--- uses: invocation_status, stream_trim, inbox_feed
--- Settle: park, complete or fail the lease holder's invocation, and hand the session to the next one.
+-- uses: settle_step, stream_trim
+-- Settle: park, complete or fail the lease holder's invocation, and hand the session to the next one
+-- (lib/settle_step.lua).
 -- KEYS: record, queue, lease, stream, active, settled, lease_expiries, dispatch_due, journal, parked,
 --       webhook_due, webhook_outbox, app_parked, inbox_changes, status_counts
 -- ARGV: token, invocation_id, status, now, status_data, maxlen, slack, max_age_ms, parked_member, fields...
@@ -7,35 +8,18 @@
 -- Parking while responses wait keeps the lease: the caller resumes at once ('continue').
 -- The reaper's and the watchdog's entries go in the same step (global keys on one node; the user's shard on a
 -- Cluster, see worker.shards), and so do the status counts and the inbox's change feed.
--- A parked invocation joins the user's and the app's parked indexes (the inbox); a final one starts its
--- retention, and one that had been answered tells the inbox feed how it ended ('settled').
 if redis.call('GET', KEYS[3]) ~= ARGV[1] then return {'lost'} end
 if ARGV[3] == 'parked' and tonumber(redis.call('HGET', KEYS[1], 'waiting') or '0') > 0 then
   return {'continue'}
 end
-if ARGV[3] ~= 'parked' then
-  pending_ids(KEYS[1])
-  redis.call('ZREM', KEYS[5], ARGV[2])
-end
-count_move(KEYS[15], KEYS[1], redis.call('HGET', KEYS[1], 'status'), ARGV[3])
-redis.call('HSET', KEYS[1], 'status', ARGV[3], 'updated_at', ARGV[4])
-if #ARGV > 9 then redis.call('HSET', KEYS[1], unpack(ARGV, 10)) end
-notify(KEYS[1], KEYS[11], KEYS[12], ARGV[2], ARGV[3], ARGV[4], '')
-redis.call('DEL', KEYS[3])
-redis.call('LREM', KEYS[2], 1, ARGV[2])
-status_entry(KEYS[4], ARGV[2], ARGV[5])
-trim_stream(KEYS[4], KEYS[5], tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8]))
+local session = {record = KEYS[1], queue = KEYS[2], lease = KEYS[3], stream = KEYS[4], active = KEYS[5],
+                 settled = KEYS[6], lease_expiries = KEYS[7], dispatch_due = KEYS[8], journal = KEYS[9],
+                 parked = KEYS[10], webhook_due = KEYS[11], webhook_outbox = KEYS[12], app_parked = KEYS[13],
+                 inbox_changes = KEYS[14], status_counts = KEYS[15]}
 if ARGV[3] == 'parked' then
-  redis.call('ZADD', KEYS[10], redis.call('HGET', KEYS[1], 'created_at'), ARGV[2])
-  app_parked_add(KEYS[13], KEYS[1], ARGV[9])
-  inbox_change(KEYS[14], KEYS[1], ARGV[2], 'parked')
-  settled_entry(KEYS[6], ARGV[3], keep_ms(KEYS[1]))
+  park_step(session, ARGV[2], ARGV[4], ARGV[5], ARGV[9], 10)
 else
-  redis.call('ZREM', KEYS[10], ARGV[2])
-  redis.call('ZREM', KEYS[13], ARGV[9])
-  if redis.call('HEXISTS', KEYS[1], 'rseq') == 1 then inbox_change(KEYS[14], KEYS[1], ARGV[2], 'settled') end
-  expire_final(KEYS[1], KEYS[6], KEYS[9], ARGV[3])
+  settle_step(session, ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[9], 10)
 end
-redis.call('ZREM', KEYS[7], ARGV[2])
-redis.call('ZREM', KEYS[8], ARGV[2])
+trim_stream(KEYS[4], KEYS[5], tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8]))
 return {'ok', redis.call('LINDEX', KEYS[2], 0) or ''}
