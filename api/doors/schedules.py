@@ -51,8 +51,8 @@ async def delete_schedule(caller: Caller, guards: Guards, queue: Any, app_name: 
 async def trigger_schedule(caller: Caller, guards: Guards, queue: Any, app_name: str, user_id: str,
                            schedule_id: str) -> str:
     """Enqueue a schedule's run now: scope, role ``enqueue``, the caller's enqueue rate limits (429), then the
-    store; the run's invocation id."""
+    store, told not to admit the run again under the schedule's own principal; the run's invocation id."""
     _guard(caller, guards, app_name, user_id, f"triggering schedule {schedule_id!r}")
     return await guards.rate_limits.admitted(
         queue, caller.principal_id, app_name, user_id,
-        lambda: queue.schedules.trigger(app_name, user_id, schedule_id), invocation_id=str)
+        lambda: queue.schedules.trigger(app_name, user_id, schedule_id, admit=False), invocation_id=str)

@@ -68,10 +68,11 @@ class ScheduleClient:
         self._writes("schedules.delete")
         await self._schedules.delete(app_name, user_id, schedule_id)
 
-    async def trigger(self, app_name: str, user_id: str, schedule_id: str) -> str:
-        """Enqueue a run now (paused or not); the invocation id."""
+    async def trigger(self, app_name: str, user_id: str, schedule_id: str, *, admit: bool = True) -> str:
+        """Enqueue a run now (paused or not); the invocation id. ``admit=False`` when the caller applied the
+        enqueue rate limits itself (the schedule door does, under the triggering principal)."""
         self._writes("schedules.trigger")
-        return await self._schedules.trigger(app_name, user_id, schedule_id)
+        return await self._schedules.trigger(app_name, user_id, schedule_id, admit=admit)
 
     async def runs(self, app_name: str, user_id: str, schedule_id: str, *, limit: int = 20) -> list[InvocationRecord]:
         """Its newest runs, newest first (each record's ``schedule_id`` names it)."""

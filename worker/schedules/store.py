@@ -181,8 +181,10 @@ class ScheduleStore:
 
     # --- firing ---
 
-    async def trigger(self, app: str, user: str, schedule_id: str) -> str:
-        """Enqueue a run now, apart from the ticks (paused or not); its invocation id."""
+    async def trigger(self, app: str, user: str, schedule_id: str, *, admit: bool = True) -> str:
+        """Enqueue a run now, apart from the ticks (paused or not); its invocation id. ``admit=False``: the
+        caller already applied the rate limits (``api.doors.trigger_schedule`` applies the triggering caller's),
+        so the schedule's own admission would count the same run twice."""
         self._refuse_cluster()
 
         async def fire_run() -> str | None:
@@ -194,7 +196,8 @@ class ScheduleStore:
                     return fired
             return None
 
-        fired = await self._admitted(await self.get(app, user, schedule_id), fire_run)
+        current = await self.get(app, user, schedule_id)
+        fired = await (self._admitted(current, fire_run) if admit else fire_run())
         if fired is None:
             raise ConflictError(f"schedule {schedule_id!r} kept changing; try again")
         return fired
