@@ -20,6 +20,10 @@ ENQUEUE = frozenset({"enqueue"})
 READ = frozenset({"read"})
 READ_OR_ANSWER = frozenset({"read", "answer"})
 ANSWER = frozenset({"answer"})
+ENQUEUE_OR_ANSWER = frozenset({"enqueue", "answer"})
+"""ADK's run routes start a run (a text message) or answer a parked one (a message of FunctionResponses): the
+route lets either role through and the door of the action (``api.doors.enqueue`` or ``api.doors.answer``)
+checks the one it needs, so answering needs ``answer`` whatever the entry point."""
 OPERATE = frozenset({"operate"})
 UNLISTED = OPERATE
 
@@ -44,7 +48,7 @@ ROUTE_ROLES: dict[str, frozenset[str]] = {
     f"GET {ARTIFACT}": READ, f"DELETE {ARTIFACT}": ENQUEUE,
     f"POST {SESSION}/invocations": ENQUEUE,
     f"POST {SESSION}/rewind": ENQUEUE, f"POST {SESSION}:cancel": OPERATE,
-    "POST /run": ENQUEUE, "POST /run_sse": ENQUEUE,
+    "POST /run": ENQUEUE_OR_ANSWER, "POST /run_sse": ENQUEUE_OR_ANSWER,
     "GET /invocations/{invocation_id}": READ_OR_ANSWER,
     "GET /invocations/{invocation_id}/nodes": READ_OR_ANSWER,
     "GET /invocations/{invocation_id}/events": READ_OR_ANSWER,

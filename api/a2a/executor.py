@@ -25,13 +25,14 @@ from a2a.server.events import EventQueue
 from a2a.server.id_generator import IDGenerator, IDGeneratorContext
 from a2a.server.tasks import TaskUpdater
 from a2a.types import Part, TaskState
-from a2a.utils.errors import InvalidRequestError, TaskNotFoundError
+from a2a.utils.errors import InvalidParamsError, InvalidRequestError, TaskNotFoundError
 from google.protobuf import json_format, struct_pb2
 
 from runtime.errors import InvalidTransitionError, NotFoundError, UsageError
 from runtime.ids import new_invocation_id
 
 from .. import doors
+from ..approval_policy import ApprovalRefusedError, check_answers
 from ..auth import Caller, ForbiddenError
 
 log = logging.getLogger("agentq.a2a")
@@ -62,6 +63,8 @@ def as_a2a_errors() -> Iterator[None]:
         raise TaskNotFoundError(message=f"Task not found: {exc}") from exc
     except ForbiddenError as exc:
         raise InvalidRequestError(message=f"Permission denied: {exc}") from exc
+    except UsageError as exc:
+        raise InvalidParamsError(message=str(exc)) from exc
 
 
 class InvocationIds(IDGenerator):
@@ -138,6 +141,33 @@ class AgentqExecutor(AgentExecutor):
         self.session_service = session_service
         self.app = app
         self.guards = guards
+
+    async def admit(self, caller: Caller | None, message: Any) -> None:
+        """Refuse a message the doors would refuse, before the SDK takes it (the A2A error, nothing written).
+
+        The SDK marks a task ``failed`` when ``execute`` raises, and a refused start leaves a ``failed`` task
+        behind: a read-only key's, or eve's, refused answer would end the requester's parked task, and nobody
+        could answer it any more. So the doors' checks that write nothing run here first: a new task needs scope
+        and role ``enqueue``; a message on a parked invocation's task needs scope, role ``answer``, an answer the
+        message names, and the approval rules (a repeated approval of a quorum included). ``execute`` goes
+        through the doors all the same (this only moves the refusal ahead of the SDK)."""
+        if caller is None:
+            return
+        with as_a2a_errors():
+            if not message.task_id:
+                doors.check_scope(self.guards, caller, self.app, caller.principal_id)
+                doors.require_role(caller, "enqueue", f"starting an invocation in app {self.app!r}")
+                return
+            record = await doors.visible_record(self.client, self.guards, caller, message.task_id)
+            if record.status != "parked":
+                raise UsageError(f"task {message.task_id} is not waiting for input ({record.status}): it takes no "
+                                 "message")
+            doors.require_role(caller, "answer", f"answering invocation {message.task_id!r}")
+            response = answer_of(message, record.pending_calls)
+            check_answers(self.guards.approval, caller, record, [response["id"]])
+            if caller.principal_id in (getattr(record, "approvals", None) or {}).get(response["id"], []):
+                raise ApprovalRefusedError(f"approval rule 'quorum': principal {caller.principal_id!r} approved "
+                                           f"call {response['id']!r} already")
 
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
         caller = caller_of(context)

@@ -9,6 +9,7 @@ auth off, loopback clients only); the A2A user is the caller's principal, which 
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from typing import Any
 
 from a2a.server.agent_execution import SimpleRequestContextBuilder
@@ -50,7 +51,18 @@ class CallerContext(DefaultServerCallContextBuilder):
 
 class GuardedRequestHandler(DefaultRequestHandler):
     """The SDK's handler, with reading tasks needing role ``read`` or ``answer`` (as ``GET /invocations/{id}``);
-    which tasks a caller sees at all is the task store's scope (``RedisTaskStore``)."""
+    which tasks a caller sees at all is the task store's scope (``RedisTaskStore``). A message the doors would
+    refuse is refused before the SDK takes it (``AgentqExecutor.admit``): the SDK fails a task whose execution
+    raises, so a refused answer would otherwise end the task it tried to answer."""
+
+    async def on_message_send(self, params: Any, context: ServerCallContext) -> Any:
+        await self.agent_executor.admit(caller_of(context), params.message)
+        return await super().on_message_send(params, context)
+
+    async def on_message_send_stream(self, params: Any, context: ServerCallContext) -> AsyncIterator[Any]:
+        await self.agent_executor.admit(caller_of(context), params.message)
+        async for event in super().on_message_send_stream(params, context):
+            yield event
 
     async def on_get_task(self, params: Any, context: ServerCallContext) -> Any:
         _check_reads(context)

@@ -36,7 +36,7 @@ EXPECTED: dict[str, set[str]] = {
     f"GET {ARTIFACT}/versions/metadata": R, f"GET {ARTIFACT}/versions/{{version_id}}/metadata": R,
     f"GET {ARTIFACT}/versions/{{version_id}}": R, f"GET {ARTIFACT}/versions": R, f"GET {ARTIFACT}": R,
     f"DELETE {ARTIFACT}": E,
-    f"POST {SESSION}/invocations": E, "POST /run": E, "POST /run_sse": E,
+    f"POST {SESSION}/invocations": E, "POST /run": E | A, "POST /run_sse": E | A,
     f"POST {SESSION}/rewind": E, f"POST {SESSION}:cancel": OP,
     "GET /invocations/{invocation_id}": R | A, "GET /invocations/{invocation_id}/nodes": R | A,
     "GET /invocations/{invocation_id}/events": R | A, f"GET {SESSION}/events": R,

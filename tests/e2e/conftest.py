@@ -13,10 +13,13 @@ from agentq.local_stack import LocalStack
 ALICE_KEY = "e2e-alice-key"
 BOB_KEY = "e2e-bob-key-2"
 ADMIN_KEY = "e2e-admin-key"
+ANSWER_ONLY_KEY = "e2e-answer-only-key"
+"""Holds ``read`` and ``answer`` only: answers parked calls, starts nothing."""
 KEYS = {
     ALICE_KEY: {"users": ["alice"], "apps": ["reimbursement", "weather"]},
     BOB_KEY: {"users": ["bob"], "apps": ["*"]},
     ADMIN_KEY: {"users": ["*"], "apps": ["*"]},
+    ANSWER_ONLY_KEY: {"users": ["*"], "apps": ["*"], "roles": ["read", "answer"]},
 }
 
 

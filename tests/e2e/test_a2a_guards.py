@@ -13,7 +13,16 @@ import uuid
 import httpx
 import pytest
 from a2a.client import ClientConfig, create_client
-from a2a.types import CancelTaskRequest, GetTaskRequest, Message, Part, Role, SendMessageRequest, TaskState
+from a2a.types import (
+    CancelTaskRequest,
+    GetTaskRequest,
+    ListTasksRequest,
+    Message,
+    Part,
+    Role,
+    SendMessageRequest,
+    TaskState,
+)
 
 from agentq.local_stack import LocalStack
 
@@ -162,5 +171,37 @@ def test_an_approvers_answer_over_a2a_is_audited_with_its_principal_and_client_a
         cancelled = await _parked_transfer(stack, "alice")
         await (await _a2a(stack, "admin")).cancel_task(CancelTaskRequest(id=cancelled.id))
         assert await _audit(stack, cancelled.id) == [("cancel", "admin", "127.0.0.1")]
+
+    asyncio.run(scenario())
+
+
+def test_refused_answers_leave_the_task_waiting_so_the_approver_can_still_answer_it(stack):
+    """The SDK fails a task whose execution raises: a refusal must come before it, or the first refused
+    answer (a reader's, eve's, the requester's own, a reply that is not yes or no) ends the task for good."""
+
+    async def scenario():
+        task = await _parked_transfer(stack, "alice")
+        answer = _message("yes", task_id=task.id, context_id=task.context_id)
+        assert "needs role 'answer'" in await _refused(_send(await _a2a(stack, "reader"), answer))
+        assert "not found" in (await _refused(_send(await _a2a(stack, "eve"), answer))).lower()
+        assert "separation_of_duties" in await _refused(_send(await _a2a(stack, "alice"), answer))
+        assert "yes or no" in await _refused(_send(await _a2a(stack, "admin"), _message(
+            "maybe", task_id=task.id, context_id=task.context_id)))
+        still = await (await _a2a(stack, "alice")).get_task(GetTaskRequest(id=task.id))
+        assert still.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
+        done = await _send(await _a2a(stack, "admin"), answer)
+        assert done.status.state == TaskState.TASK_STATE_COMPLETED
+        assert await _audit(stack, task.id) == [("answer", "admin", "127.0.0.1")]
+
+    asyncio.run(scenario())
+
+
+def test_a_refused_start_leaves_no_failed_task_behind(stack):
+    async def scenario():
+        context_id = "ctx-" + uuid.uuid4().hex[:8]
+        await _refused(_send(await _a2a(stack, "reader"), _message("Please send $300 to carol.",
+                                                                  context_id=context_id)))
+        listed = await (await _a2a(stack, "admin")).list_tasks(ListTasksRequest(context_id=context_id))
+        assert list(listed.tasks) == []
 
     asyncio.run(scenario())

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from .conftest import BOB_KEY, client
+from .conftest import ANSWER_ONLY_KEY, BOB_KEY, client
 from .test_confirmation_http import BASE, _parked_transfer
 
 
@@ -50,6 +50,28 @@ async def test_run_resumes_the_parked_invocation_named_by_invocation_id(stack):
         assert answered.status_code == 200, answered.text
         assert {event["invocationId"] for event in answered.json()} == {invocation_id}
         assert await _invocations(http, session_id) == [(invocation_id, "completed")]
+
+
+async def test_a_key_holding_only_answer_answers_over_run_sse_and_run_but_starts_nothing(stack):
+    """One door per action: answering needs ``answer`` whatever the entry point (as /function-responses), and a
+    new message over the same routes needs ``enqueue``."""
+    async with client(stack, BOB_KEY) as bob, client(stack, ANSWER_ONLY_KEY) as answerer:
+        session_id, invocation_id, record = await _parked_transfer(bob)
+        async with answerer.stream("POST", "/run_sse", json=_run_body(
+                session_id, record["pendingCalls"][0]["id"])) as streamed:
+            frames = (await streamed.aread()).decode()
+        assert streamed.status_code == 200, frames
+        assert streamed.headers["X-Invocation-Id"] == invocation_id and '"error"' not in frames
+        session_id, invocation_id, record = await _parked_transfer(bob)
+        answered = await answerer.post("/run", json=_run_body(session_id, record["pendingCalls"][0]["id"]))
+        assert answered.status_code == 200, answered.text
+        assert await _invocations(bob, session_id) == [(invocation_id, "completed")]
+
+        started = await answerer.post("/run_sse", json={
+            "appName": "transfers", "userId": "bob", "sessionId": session_id,
+            "newMessage": {"role": "user", "parts": [{"text": "Please send $5 to carol."}]}})
+        assert started.status_code == 403 and "needs role 'enqueue'" in started.text
+        assert await _invocations(bob, session_id) == [(invocation_id, "completed")]
 
 
 async def test_run_without_a_new_message_follows_the_named_invocation_or_says_what_is_missing(stack):

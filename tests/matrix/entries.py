@@ -18,13 +18,11 @@ import httpx
 from agentq.local_stack import LocalStack
 
 REQUESTER, APPROVER, READER, EVE = "requester", "approver", "reader", "eve"
-SSE_APPROVER = "sse-approver"
-"""Principals: starts runs (enqueue, read, answer); answers (read, answer); only reads; every role but only for
-user ``eve``. ``/run_sse`` needs ``enqueue`` even for a message that only answers (api.roles), so the person who
-answers over it holds ``enqueue`` too."""
-SECRETS = {name: f"matrix-{name}-secret-0001" for name in (REQUESTER, APPROVER, SSE_APPROVER, READER, EVE)}
-ROLES = {REQUESTER: ["enqueue", "read", "answer"], APPROVER: ["read", "answer"],
-         SSE_APPROVER: ["enqueue", "read", "answer"], READER: ["read"], EVE: ["enqueue", "read", "answer", "operate"]}
+"""Principals: starts runs (enqueue, read, answer); answers (read, answer: over every entry point, ``/run_sse``
+included); only reads; every role but only for user ``eve``."""
+SECRETS = {name: f"matrix-{name}-secret-0001" for name in (REQUESTER, APPROVER, READER, EVE)}
+ROLES = {REQUESTER: ["enqueue", "read", "answer"], APPROVER: ["read", "answer"], READER: ["read"],
+         EVE: ["enqueue", "read", "answer", "operate"]}
 
 
 def keys_json() -> dict:
@@ -156,7 +154,6 @@ class RunSse(Entry):
     """ADK's ``POST /run_sse``; a message of FunctionResponses to it answers the parked calls."""
 
     name = "run_sse"
-    approver = SSE_APPROVER
 
     def body(self, cell: Cell, message: dict) -> dict:
         return {"appName": cell.app, "userId": cell.user, "sessionId": cell.session_id, "newMessage": message}

@@ -20,8 +20,9 @@ Not every check applies to every entry point: the Python client's caller is the 
 approval rule); a schedule's tick has no caller, so its creation and trigger are the guarded doors (``schedule``:
 fired by its trigger; ``tick``: fired by the scheduler process, only its creation is guarded).
 
-Cells failing on this branch because of a defect another branch fixes are in ``KNOWN_DEFECTS`` below, each
-``xfail(strict=True)``: delete an entry once its fix is merged (a fixed cell then XPASSes, which fails the run).
+Cells failing because of a defect not fixed yet are in ``KNOWN_DEFECTS`` below, each ``xfail(strict=True)``
+with the reason and the files the fix belongs in: delete an entry once its fix is merged (a fixed cell then
+XPASSes, which fails the run).
 ``pytest tests/matrix -rxX`` lists each xfailed cell with its reason; ``--runxfail`` shows how each still fails.
 """
 
@@ -47,36 +48,31 @@ from .normalise import session_view
 
 # (entry point, flow, check) -> the known defect that fails that cell on this branch; "*" matches any.
 KNOWN_DEFECTS: dict[tuple[str, str, str], str] = {
-    # issue 24, A2A (api/a2a): roles, user scope, separation of duties, audit
-    ("a2a", "*", "role"): "A2A applies no roles: a read-only key starts tasks with message/send and answers calls",
-    ("a2a", "*", "scope"): "A2A has no user scope: a key limited to users ['eve'] reads (tasks/get) and answers "
-                           "another user's task",
-    ("a2a", "confirmation", "separation"): "A2A bypasses separation of duties: the requester confirms its own task",
-    ("a2a", "*", "audit"): "A2A records the enqueuer as 'a2a:<principal>', answers with client null (and, without "
-                           "roles, the reader's answer is the one audited)",
-    # issue 24, exact counts (lua/schedules/fire.lua)
-    ("schedule", "*", "counts"): "a schedule tick or trigger enqueues without moving the 'queued' counter",
-    ("tick", "*", "counts"): "a schedule tick or trigger enqueues without moving the 'queued' counter",
-    # issue 24, AgentTool on the workers
-    ("*", "agent_tool", "events"): "AgentTool's child session is fenced with the parent's token on a worker: the "
-                                   "tool's outcome is marked unknown ('In French: None')",
-    # issue 24, ADK fidelity
-    ("*", "sequential", "events"): "SequentialAgent commits agent_state/end_of_agent events in a non-resumable app",
-    ("*", "loop", "events"): "LoopAgent commits agent_state/end_of_agent events in a non-resumable app",
+    # issue 24, exact counts: runtime/redis_store/lua/schedules/fire.lua (the lua engineer's)
+    **{(entry, "*", "counts"): "a schedule's tick or trigger enqueues its run without moving the (app, user) "
+                               "'queued' counter (lua/schedules/fire.lua), so it reads -1 once the run starts"
+       for entry in ("schedule", "tick")},
+    # issue 24, ADK fidelity: runtime/agents, runtime/flows (the fidelity engineer's)
+    ("*", "sequential", "events"): "SequentialAgent commits agent_state events ({'current_sub_agent': 'writer'}) "
+                                   "and end_of_agent in a non-resumable app; google-adk commits none",
+    ("*", "loop", "events"): "LoopAgent commits agent_state events ({'current_sub_agent': 'drafter', "
+                             "'times_looped': 0}) and end_of_agent in a non-resumable app; google-adk commits none",
     ("*", "transfer", "events"): "a transferring agent declares its own tools before transfer_to_agent; google-adk "
                                  "declares transfer_to_agent first (each agent says the order in its answer)",
     # found by this matrix (not in issue 24's list)
     ("*", "confirmation", "events"): "found by the matrix: agentq commits the held tool's 'requires confirmation' "
-                                     "response before the adk_request_confirmation call; google-adk commits the "
-                                     "call first",
+                                     "response (requestedToolConfirmations) before the adk_request_confirmation "
+                                     "call; google-adk commits the call first (runtime/flows)",
     ("*", "*", "paths"): "found by the matrix: agentq sets no nodeInfo.path on an agent's events (google-adk: "
-                         "'weather@1', 'desk@1/billing@1', 'desk@2') nor on user messages (google-adk: '')",
-    **{(entry, "confirmation", "separation"): "found by the matrix: a schedule's run records no enqueuer, so the "
-                                              "schedule's creator confirms its own run's confirmation"
+                         "'weather@1', 'desk@1/billing@1', 'desk@2') nor on user messages (google-adk: '') "
+                         "(runtime/agents, runtime/flows)",
+    **{(entry, "confirmation", "separation"): "found by the matrix: a schedule stores no principal and its run "
+                                              "records no enqueuer (worker/schedules, lua/schedules/fire.lua), so "
+                                              "the schedule's creator confirms its own run's confirmation"
        for entry in ("schedule", "tick")},
-    **{(entry, "*", "audit"): "found by the matrix: a schedule's run names no enqueuer (enqueued_by None), not the "
-                              "principal that made or triggered the schedule (and on a confirmation the creator's own "
-                              "answer is the one audited)"
+    **{(entry, "*", "audit"): "found by the matrix: a schedule stores no principal and its run records no enqueuer "
+                              "(enqueued_by None; worker/schedules, lua/schedules/fire.lua), not the principal that "
+                              "made or triggered the schedule (on a confirmation the creator's own answer goes in)"
        for entry in ("schedule", "tick")},
 }
 
