@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..auth import Caller
-from .guards import Guards, check_scope, require_role
+from .guards import Guards, check_scope, enqueued_by, require_role
 
 
 def _guard(caller: Caller, guards: Guards, app_name: str, user_id: str, action: str) -> None:
@@ -15,9 +15,12 @@ def _guard(caller: Caller, guards: Guards, app_name: str, user_id: str, action: 
 
 async def create_schedule(caller: Caller, guards: Guards, queue: Any, app_name: str, user_id: str,
                           spec: dict[str, Any], schedule_id: str | None = None) -> Any:
-    """Store a schedule: scope (404), role ``enqueue`` (403), then the store (409 for a taken id)."""
+    """Store a schedule: scope (404), role ``enqueue`` (403), then the store (409 for a taken id), with the caller
+    as the schedule's creator: its ticks' runs are enqueued by it, so the approval rules (separation of duties)
+    and the audit see the principal behind a scheduled run as they see it behind any other."""
     _guard(caller, guards, app_name, user_id, f"creating a schedule in app {app_name!r}")
-    return await queue.schedules.create(app_name, user_id, spec, schedule_id=schedule_id)
+    return await queue.schedules.create(app_name, user_id, spec, schedule_id=schedule_id,
+                                        created_by=enqueued_by(caller))
 
 
 async def update_schedule(caller: Caller, guards: Guards, queue: Any, app_name: str, user_id: str, schedule_id: str,
@@ -55,4 +58,5 @@ async def trigger_schedule(caller: Caller, guards: Guards, queue: Any, app_name:
     _guard(caller, guards, app_name, user_id, f"triggering schedule {schedule_id!r}")
     return await guards.rate_limits.admitted(
         queue, caller.principal_id, app_name, user_id,
-        lambda: queue.schedules.trigger(app_name, user_id, schedule_id, admit=False), invocation_id=str)
+        lambda: queue.schedules.trigger(app_name, user_id, schedule_id, admit=False, principal=enqueued_by(caller)),
+        invocation_id=str)

@@ -48,17 +48,6 @@ from .normalise import session_view
 
 # (entry point, flow, check) -> the known defect that fails that cell on this branch; "*" matches any.
 KNOWN_DEFECTS: dict[tuple[str, str, str], str] = {
-    # issue 24, exact counts: runtime/redis_store/lua/schedules/fire.lua (the lua engineer's)
-    **{(entry, "*", "counts"): "a schedule's tick or trigger enqueues its run without moving the (app, user) "
-                               "'queued' counter (lua/schedules/fire.lua), so it reads -1 once the run starts"
-       for entry in ("schedule", "tick")},
-    # issue 24, ADK fidelity: runtime/agents, runtime/flows (the fidelity engineer's)
-    ("*", "sequential", "events"): "SequentialAgent commits agent_state events ({'current_sub_agent': 'writer'}) "
-                                   "and end_of_agent in a non-resumable app; google-adk commits none",
-    ("*", "loop", "events"): "LoopAgent commits agent_state events ({'current_sub_agent': 'drafter', "
-                             "'times_looped': 0}) and end_of_agent in a non-resumable app; google-adk commits none",
-    ("*", "transfer", "events"): "a transferring agent declares its own tools before transfer_to_agent; google-adk "
-                                 "declares transfer_to_agent first (each agent says the order in its answer)",
     # found by this matrix (not in issue 24's list)
     ("*", "confirmation", "events"): "found by the matrix: agentq commits the held tool's 'requires confirmation' "
                                      "response (requestedToolConfirmations) before the adk_request_confirmation "
@@ -66,14 +55,6 @@ KNOWN_DEFECTS: dict[tuple[str, str, str], str] = {
     ("*", "*", "paths"): "found by the matrix: agentq sets no nodeInfo.path on an agent's events (google-adk: "
                          "'weather@1', 'desk@1/billing@1', 'desk@2') nor on user messages (google-adk: '') "
                          "(runtime/agents, runtime/flows)",
-    **{(entry, "confirmation", "separation"): "found by the matrix: a schedule stores no principal and its run "
-                                              "records no enqueuer (worker/schedules, lua/schedules/fire.lua), so "
-                                              "the schedule's creator confirms its own run's confirmation"
-       for entry in ("schedule", "tick")},
-    **{(entry, "*", "audit"): "found by the matrix: a schedule stores no principal and its run records no enqueuer "
-                              "(enqueued_by None; worker/schedules, lua/schedules/fire.lua), not the principal that "
-                              "made or triggered the schedule (on a confirmation the creator's own answer goes in)"
-       for entry in ("schedule", "tick")},
 }
 
 HERE = Path(__file__).parent

@@ -31,10 +31,11 @@ class ScheduleClient:
         self._writes = writes
 
     async def create(self, app_name: str, user_id: str, spec: ScheduleSpec | dict[str, Any], *,
-                     schedule_id: str | None = None) -> Schedule:
-        """Store a schedule; its first tick is the first one after now (or ``startAt``)."""
+                     schedule_id: str | None = None, created_by: str | None = None) -> Schedule:
+        """Store a schedule; its first tick is the first one after now (or ``startAt``). ``created_by``: the
+        principal making it, recorded as the enqueuer of its ticks' runs."""
         self._writes("schedules.create")
-        return await self._schedules.create(app_name, user_id, spec, schedule_id=schedule_id)
+        return await self._schedules.create(app_name, user_id, spec, schedule_id=schedule_id, created_by=created_by)
 
     async def get(self, app_name: str, user_id: str, schedule_id: str) -> Schedule:
         """One schedule."""
@@ -68,11 +69,13 @@ class ScheduleClient:
         self._writes("schedules.delete")
         await self._schedules.delete(app_name, user_id, schedule_id)
 
-    async def trigger(self, app_name: str, user_id: str, schedule_id: str, *, admit: bool = True) -> str:
+    async def trigger(self, app_name: str, user_id: str, schedule_id: str, *, admit: bool = True,
+                      principal: str | None = None) -> str:
         """Enqueue a run now (paused or not); the invocation id. ``admit=False`` when the caller applied the
-        enqueue rate limits itself (the schedule door does, under the triggering principal)."""
+        enqueue rate limits itself (the schedule door does, under the triggering principal); ``principal``: who
+        triggers it, recorded as the run's enqueuer (default: the schedule's creator)."""
         self._writes("schedules.trigger")
-        return await self._schedules.trigger(app_name, user_id, schedule_id, admit=admit)
+        return await self._schedules.trigger(app_name, user_id, schedule_id, admit=admit, principal=principal)
 
     async def runs(self, app_name: str, user_id: str, schedule_id: str, *, limit: int = 20) -> list[InvocationRecord]:
         """Its newest runs, newest first (each record's ``schedule_id`` names it)."""

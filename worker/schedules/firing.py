@@ -57,11 +57,12 @@ async def ensure_session(store: InvocationStore, app: str, user: str, session_id
 
 
 async def fire(store: InvocationStore, schedule: Schedule, *, expected_tick: int | None, move: Step,
-               skip_reason: str = "") -> str | None:
+               skip_reason: str = "", principal: str | None = None) -> str | None:
     """Consume ``expected_tick`` (None: a trigger by hand, which consumes none) as ``move`` says, enqueueing
     ``move.fire``'s run; the invocation id, or None when nothing was enqueued (another scheduler fired the tick,
     the schedule changed since it was read, the policy skips the tick, or its session is gone). ``skip_reason``
-    (with no ``move.fire``): why the tick is skipped, recorded on the schedule."""
+    (with no ``move.fire``): why the tick is skipped, recorded on the schedule. ``principal``: who the run is
+    enqueued by (a trigger's caller; a tick's is the schedule's creator)."""
     from ..store import QUEUED, Where
 
     app, user, spec = schedule.app_name, schedule.user_id, schedule.spec
@@ -73,7 +74,8 @@ async def fire(store: InvocationStore, schedule: Schedule, *, expected_tick: int
         id=new_invocation_id(), app_name=app, user_id=user, session_id=session_id,
         new_message=to_content(spec.new_message), state_delta=spec.state_delta or None,
         run_config=run_config_dict(spec.run_config), park_timeout=store.retention.park_timeout_for(app),
-        webhook=store.webhooks.url_for(app, None), schedule_id=schedule.id)
+        webhook=store.webhooks.url_for(app, None), schedule_id=schedule.id,
+        enqueued_by=principal or schedule.created_by)
     where = Where(app=app, user=user, session=session_id)
     now = time.time()
     await register(store.redis, store.shard(where))

@@ -72,8 +72,9 @@ class ScheduleStore:
     # --- making and reading ---
 
     async def create(self, app: str, user: str, spec: ScheduleSpec | dict[str, Any], *,
-                     schedule_id: str | None = None) -> Schedule:
-        """Store a schedule (checked first: a bad one stores nothing); ConflictError when ``schedule_id`` is taken."""
+                     schedule_id: str | None = None, created_by: str | None = None) -> Schedule:
+        """Store a schedule (checked first: a bad one stores nothing); ConflictError when ``schedule_id`` is taken.
+        ``created_by``: the principal making it, recorded as the enqueuer of its ticks' runs."""
         spec = ScheduleSpec.parse(spec)
         to_content(spec.new_message)  # InvalidMessageError now, not at its first tick
         run_config_dict(spec.run_config)
@@ -87,6 +88,8 @@ class ScheduleStore:
         first = next_tick(spec, now_ms, now_ms)
         fields = {"spec": _spec_json(spec), "paused": "0", "next_tick": text(first), "created_ms": str(now_ms),
                   "runs": "0", "missed": "0"}
+        if created_by:
+            fields["created_by"] = created_by
         rev = await self._save(app, user, schedule_id, "create", fields, due_ms(spec, first), created_ms=now_ms)
         if rev == 0:
             raise ConflictError(f"schedule {schedule_id!r} of user {user!r} in app {app!r} exists already")
@@ -181,17 +184,19 @@ class ScheduleStore:
 
     # --- firing ---
 
-    async def trigger(self, app: str, user: str, schedule_id: str, *, admit: bool = True) -> str:
+    async def trigger(self, app: str, user: str, schedule_id: str, *, admit: bool = True,
+                      principal: str | None = None) -> str:
         """Enqueue a run now, apart from the ticks (paused or not); its invocation id. ``admit=False``: the
         caller already applied the rate limits (``api.doors.trigger_schedule`` applies the triggering caller's),
-        so the schedule's own admission would count the same run twice."""
+        so the schedule's own admission would count the same run twice. ``principal``: who triggers it, recorded
+        as the run's enqueuer (default: the schedule's creator)."""
         self._refuse_cluster()
 
         async def fire_run() -> str | None:
             for _ in range(SAVE_ATTEMPTS):
                 current = await self.get(app, user, schedule_id)
                 fired = await fire(self.store, current, expected_tick=None,
-                                   move=Step(fire=_now_ms(), missed=0, next=None))
+                                   move=Step(fire=_now_ms(), missed=0, next=None), principal=principal)
                 if fired is not None:
                     return fired
             return None

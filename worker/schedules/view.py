@@ -39,6 +39,9 @@ class Schedule(BaseModel):
     last_skip_at: float | None = None
     created_at: float
     revision: int
+    created_by: str | None = None
+    """The principal that made the schedule: who its ticks' runs are enqueued by (the approval rules hold its
+    runs to the same separation of duties as the runs it enqueues by hand); None for the local operator's client."""
 
     def to_json_dict(self) -> dict:
         """The wire form: camelCase keys, the spec's too."""
@@ -59,4 +62,5 @@ class Schedule(BaseModel):
             last_invocation_id=fields.get("last_invocation"), last_error=fields.get("last_error"),
             skipped=int(fields.get("skipped", 0)), last_skip_reason=fields.get("last_skip_reason"),
             last_skip_at=int(last_skip) / 1000 if last_skip else None,
-            created_at=int(fields["created_ms"]) / 1000, revision=int(fields["rev"]))
+            created_at=int(fields["created_ms"]) / 1000, revision=int(fields["rev"]),
+            created_by=fields.get("created_by") or None)
