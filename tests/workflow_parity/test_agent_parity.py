@@ -20,8 +20,12 @@ from . import agent_scenarios
 
 HERE = Path(__file__).parent
 
-KNOWN_RESUMABLE_DIFFERENCES: set[str] = set()
-"""ADK-resumable shapes agentq does not match yet (none today)."""
+KNOWN_RESUMABLE_DIFFERENCES: set[str] = {
+    # an agent the turn is transferred back to commits no end_of_agent for its second run (desk@2) in a
+    # resumable app; google-adk commits one (its paths and every other event match)
+    "a_transfer_there_and_back_then_a_second_turn/resumable",
+}
+"""ADK-resumable shapes agentq does not match yet."""
 
 
 def comparable(value):
