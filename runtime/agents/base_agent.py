@@ -29,6 +29,8 @@ class BaseAgent(BaseModel):
     model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
     keeps_progress: ClassVar[bool] = False
     """A workflow agent that checkpoints its progress in a resumable run (``agents.progress``)."""
+    runs_as_node: ClassVar[bool] = False
+    """google-adk 2.13 runs this kind of agent as a node with its own ``nodeInfo.path`` (``agents.paths``)."""
 
     name: str
     description: str = ""

@@ -19,17 +19,16 @@ if TYPE_CHECKING:
 def agent_path(agent: BaseAgent, parent_context: InvocationContext, ctx: InvocationContext) -> str:
     """The path of ``agent``'s events when it runs in ``ctx``, started from ``parent_context``."""
     from ..flows.agent_modes import delegation_call_id, is_delegated
-    from .llm_agent import LlmAgent
 
     if ctx.node_path is not None:  # a workflow graph's node: the graph numbered its run
         return ctx.node_path
     starter = parent_context.agent
-    if starter is not agent and not isinstance(starter, LlmAgent) and agent.parent_agent is starter:
+    if starter is not agent and not starter.runs_as_node and agent.parent_agent is starter:
         return parent_context.agent_path  # a workflow agent's child
     static = "/".join(f"{ancestor.name}@1" for ancestor in reversed(_ancestors(agent)))
     if starter is not agent and is_delegated(agent):
         return f"{parent_context.agent_path or static}/{agent.name}@{delegation_call_id(ctx.branch)}"
-    if starter is agent and not isinstance(agent, LlmAgent):
+    if starter is agent and not agent.runs_as_node:
         return ""  # google-adk's Runner starts a workflow agent outside its node runtime
     key = f"{static}/{agent.name}" if static else agent.name
     run = ctx.run.agent_runs[key] = ctx.run.agent_runs.get(key, 0) + 1

@@ -66,11 +66,6 @@ KNOWN_DEFECTS: dict[tuple[str, str, str], str] = {
     ("*", "transfer", "events"): "a transferring agent declares its own tools before transfer_to_agent; google-adk "
                                  "declares transfer_to_agent first (each agent says the order in its answer)",
     # found by this matrix (not in issue 24's list)
-    ("*", "confirmation", "events"): "found by the matrix: agentq commits the held tool's 'requires confirmation' "
-                                     "response before the adk_request_confirmation call; google-adk commits the "
-                                     "call first",
-    ("*", "*", "paths"): "found by the matrix: agentq sets no nodeInfo.path on an agent's events (google-adk: "
-                         "'weather@1', 'desk@1/billing@1', 'desk@2') nor on user messages (google-adk: '')",
     **{(entry, "confirmation", "separation"): "found by the matrix: a schedule's run records no enqueuer, so the "
                                               "schedule's creator confirms its own run's confirmation"
        for entry in ("schedule", "tick")},
