@@ -32,7 +32,7 @@ from .errors import (
     StaleSessionError,
     UsageError,
 )
-from .events import Event, EventActions
+from .events import Event, EventActions, NodeInfo
 from .flows import confirmation
 from .flows.agent_modes import delegator_of, refuse_single_turn_root
 from .flows.delegation import open_task_branch
@@ -218,10 +218,11 @@ class Runner:
             confirmation.check_answers(session.events, responses)
             message = await self._user_message(ctx, new_message, prior, responses)
             if message is not None:
-                await self._commit(ctx, user_message_event(ctx.invocation_id, message, state_delta, branch,
-                                                           message_metadata))
+                event = user_message_event(ctx.invocation_id, message, state_delta, branch, message_metadata)
+                event.node_info = NodeInfo(path="")  # as google-adk 2.13: a user's message has the empty path
+                await self._commit(ctx, event)
         elif new_message is None and state_delta:
-            await self._commit(ctx, Event(invocation_id=ctx.invocation_id, author="user",
+            await self._commit(ctx, Event(invocation_id=ctx.invocation_id, author="user", node_info=NodeInfo(path=""),
                                           actions=EventActions(state_delta=dict(state_delta))))
         agent = self._agent_to_run(session, run, responses)
         if agent is not self.agent:

@@ -14,9 +14,9 @@ from ..contexts.callback_context import CallbackContext
 from ..contexts.callbacks import Callbacks, first_answer
 from ..contexts.invocation_context import InvocationContext
 from ..errors import InvalidAgentTreeError
-from ..events import Event, EventActions
+from ..events import Event, EventActions, NodeInfo
 from ..tracing.recorder import CONVERSATION_ID, OPERATION
-from . import progress
+from . import paths, progress
 
 
 class BaseAgent(BaseModel):
@@ -29,6 +29,8 @@ class BaseAgent(BaseModel):
     model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
     keeps_progress: ClassVar[bool] = False
     """A workflow agent that checkpoints its progress in a resumable run (``agents.progress``)."""
+    runs_as_node: ClassVar[bool] = False
+    """google-adk 2.13 runs this kind of agent as a node with its own ``nodeInfo.path`` (``agents.paths``)."""
 
     name: str
     description: str = ""
@@ -83,6 +85,7 @@ class BaseAgent(BaseModel):
         event, committed like any other, and then raised to the caller.
         """
         ctx = parent_context.for_agent(self)
+        ctx.agent_path = paths.agent_path(self, parent_context, ctx)
         spans = ctx.run.spans
         if spans is not None:
             ctx.span = spans.start(f"invoke_agent {self.name}", parent_context.span, **{
@@ -92,18 +95,18 @@ class BaseAgent(BaseModel):
             if not (ctx.run.resumed and resume.has_started(ctx, self)):
                 event = await self._agent_callback_event(ctx, self.before_agent_callback, end=True)
                 if event is not None:
-                    yield event
+                    yield self._with_path(ctx, event)
                 if ctx.end_invocation:
                     return
             async with aclosing(self._run_async_impl(ctx)) as events:
                 async for event in events:
-                    yield event
+                    yield self._with_path(ctx, event)
             # A paused agent still runs its after-agent callback (it ran this far); a failed one does not.
             if ctx.end_invocation or ctx.run.failed:
                 return
             event = await self._agent_callback_event(ctx, self.after_agent_callback, end=False)
             if event is not None:
-                yield event
+                yield self._with_path(ctx, event)
         except Exception as exc:
             if ctx.plugin_manager.has_callback("on_agent_error_callback"):
                 await ctx.plugin_manager.run_on_agent_error_callback(
@@ -111,11 +114,19 @@ class BaseAgent(BaseModel):
             if ctx.run.failed or not failures.is_reportable(exc):
                 raise
             ctx.run.failed = True
-            yield failures.error_event(ctx, self.name, exc)
+            yield self._with_path(ctx, failures.error_event(ctx, self.name, exc))
             raise
         finally:
             if spans is not None:
                 spans.end(ctx.span)
+
+    def _with_path(self, ctx: InvocationContext, event: Event) -> Event:
+        """``event`` with this agent's ``nodeInfo.path`` when it is this agent's and has none yet (as google-adk:
+        a sub-agent's events keep the path their own agent gave them)."""
+        if event.author == self.name and (event.node_info is None or not event.node_info.path):
+            event.node_info = (NodeInfo(path=ctx.agent_path) if event.node_info is None
+                               else event.node_info.model_copy(update={"path": ctx.agent_path}))
+        return event
 
     async def _run_async_impl(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
         """The agent's own work; subclasses override it."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from google.genai import types
 from pydantic import BaseModel, PrivateAttr
@@ -41,6 +41,7 @@ class LlmAgent(BaseAgent):
     agent has sub-agents or may transfer to its parent or peers.
     """
 
+    runs_as_node: ClassVar[bool] = True
     model: str | BaseLlm = ""
     instruction: str | InstructionProvider = ""
     global_instruction: str | InstructionProvider = ""

@@ -59,6 +59,9 @@ class InvocationRun:
     credentials: dict[str, Any] = field(default_factory=dict)
     """The users' credentials loaded for answered credential requests, by credential key: what
     ``ToolContext.get_auth_response`` returns. Only in memory, never committed."""
+    agent_runs: dict[str, int] = field(default_factory=dict)
+    """How many times each agent path (run id aside) started in this run: the run id of its next start
+    (``desk@2`` once ``desk`` got the turn back from a transfer; see ``agents.paths``)."""
 
     def record(self, event: Event) -> None:
         """Note a committed event: history, and which long-running calls it opens or answers."""
@@ -96,6 +99,8 @@ class InvocationContext:
     """The span of the agent running in this context (the parent of its model and tool spans), when tracing."""
     node_path: str | None = None
     """Set when the agent runs as a workflow node (``wf@1/writer@1``): its model sees only this node run."""
+    agent_path: str = ""
+    """The ``nodeInfo.path`` of the running agent's events, as google-adk 2.13 derives it (``agents.paths``)."""
     node_input_content: types.Content | None = None
     """A workflow node agent's input (the previous node's output), shown to its model as the user's message."""
 

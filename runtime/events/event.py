@@ -41,7 +41,9 @@ class Event(LlmResponse):
     output: Any | None = None
     """A workflow node's output (the next node's input)."""
     node_info: NodeInfo | None = None
-    """The workflow node run that wrote this event (None outside workflows)."""
+    """The node run that wrote this event: a workflow node's, or an agent's as google-adk 2.13 names it
+    (``weather@1``, ``desk@1/billing@1``, ``""`` for a user's message; see ``agents.paths``). None on events
+    made outside a Runner's agents."""
 
     # ADK 2's shorthands for node code: ``Event(output=..., state={...}, route=..., message=..., node_path=...)``.
     # Input-only fields (never stored, moved into their real fields right after construction): parsing stored

@@ -1,7 +1,8 @@
 """NodeInfo: which workflow node run wrote an event (ADK 2's ``Event.node_info``).
 
 A node path names a run of a node inside its workflow's run: ``pipeline@1/draft@1`` is the first run of node
-``draft`` in the first run of workflow ``pipeline``. Checkpoint events of a workflow carry the empty path.
+``draft`` in the first run of workflow ``pipeline``. Checkpoint events of a workflow carry the empty path. Outside
+a workflow graph an agent's events carry the path google-adk 2.13 gives them (``runtime.agents.paths``).
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from google.genai import types
 
-from ..events import Event
+from ..events import Event, NodeInfo
 from ..events.rewinds import live_events
 from ..tools.finish_task_tool import FINISH_TASK_TOOL_NAME, closes_task
 from . import _fast
@@ -80,10 +80,13 @@ def _single_turn_output(target: Any, event: Event | None) -> Any:
 
 
 def _answer(ctx: InvocationContext, author: str, call: types.FunctionCall, response: dict) -> Event:
-    return _fast.event(
+    event = _fast.event(
         invocation_id=ctx.invocation_id, author=author, branch=ctx.branch,
         content=_fast.content("user", [_fast.function_response_part(call.id, call.name, response)]),
     )
+    # the delegator's path, whoever is named its author (google-adk 2.13 writes a task's answer as the user's)
+    event.node_info = NodeInfo(path=ctx.agent_path)
+    return event
 
 
 def task_outcome(events: Iterable[Event], branch: str) -> tuple[bool, Any]:

@@ -111,18 +111,15 @@ def _with_confirmation_request(ctx, author, calls, answer: Event, requests) -> l
 
     Some answers settled: the answer (settled ones and "waiting" ones), then the request, which is long-running
     and so ends the step. Every answer waiting: the answer carries ``skip_summarization`` (no model call follows)
-    and the request comes first, except for an agent run by the Runner itself (not as a workflow node) whose
-    calls were all held by ``require_confirmation`` (the tool never ran): those are answered first, then asked
-    about."""
+    and the request is committed first, yet made after the answer: as in google-adk, the answer's timestamp is
+    the earlier one (a session store that lists events by timestamp, as ADK's SQLite one does, shows the answer
+    first)."""
     request = confirmation.request_event(ctx, author, calls, requests)
     responses = answer.get_function_responses()
     if not all(response.id in requests for response in responses):
         answer.actions.skip_summarization = None
         return [answer, request]
     answer.actions.skip_summarization = True
-    held = all(response.response == confirmation.CONFIRMATION_REQUIRED_ERROR for response in responses)
-    if held and ctx.node_path is None:
-        return [answer, request]
     return [request, answer]
 
 

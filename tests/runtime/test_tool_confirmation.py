@@ -49,18 +49,20 @@ async def test_a_tool_that_requires_confirmation_does_not_run_and_the_invocation
     original = events[0].get_function_calls()[0]
     request = request_of(events)
     assert paid == []
-    # google-adk 2.13's order: the held call's "requires confirmation" answer, then the request (final)
+    # google-adk 2.13's Runner yields and commits the request first, then the held call's "requires
+    # confirmation" answer (made first: it keeps the earlier timestamp)
     assert summaries(events) == [
         ("bank", [("call", "transfer_money", {"amount": 500, "to": "bo"})]),
-        ("bank", [("response", "transfer_money", NEEDS)]),
         ("bank", [("call", "adk_request_confirmation", {
             "originalFunctionCall": {"id": original.id, "name": "transfer_money", "args": {"amount": 500, "to": "bo"}},
             "toolConfirmation": {"hint": HINT, "confirmed": False},
         })]),
+        ("bank", [("response", "transfer_money", NEEDS)]),
     ]
-    assert events[2].long_running_tool_ids == {request.id}
-    assert events[1].actions.skip_summarization is True
-    assert events[2].is_final_response()
+    assert events[2].timestamp < events[1].timestamp
+    assert events[1].long_running_tool_ids == {request.id}
+    assert events[2].actions.skip_summarization is True
+    assert events[1].is_final_response() and events[2].is_final_response()
     history = await runner.session_service.get_session(app_name="app", user_id="u", session_id=session.id)
     assert [c.id for c in pending_long_running_calls(history, events[0].invocation_id)] == [request.id]
 

@@ -65,8 +65,12 @@ def make_model(lib: Lib, replies: list[Any], seen: list | None = None):
     return Replies(model="replies", texts=list(replies))
 
 
-async def drive(lib: Lib, root, turns: list[str], *, resumable: bool | str = False) -> dict[str, Any]:
-    """Run ``root`` for each text turn; the normalised events of every turn and the final state.
+async def drive(lib: Lib, root, turns: list[Any], *, resumable: bool | str = False) -> dict[str, Any]:
+    """Run ``root`` for each turn; the normalised events of every turn, the final state and each committed
+    event's ``nodeInfo.path`` (None where the event has no nodeInfo; google-adk's always has one).
+
+    A turn is a text, or a function of the session's committed events returning the message (a person's answer
+    to a call the run left pending).
 
     ``resumable="durable"`` (agentq only) runs as agentq's workers do: a runner with a tool journal."""
     from google.genai import types
@@ -82,7 +86,11 @@ async def drive(lib: Lib, root, turns: list[str], *, resumable: bool | str = Fal
     ids: dict[str, str] = {}
     out: dict[str, Any] = {"turns": []}
     for turn in turns:
-        message = types.Content(role="user", parts=[types.Part(text=turn)])
+        if isinstance(turn, str):
+            message = types.Content(role="user", parts=[types.Part(text=turn)])
+        else:
+            stored = await runner.session_service.get_session(app_name="parity", user_id="u", session_id=session.id)
+            message = turn(stored.events)
         events = []
         try:
             async for event in runner.run_async(user_id="u", session_id=session.id, new_message=message):
@@ -93,7 +101,18 @@ async def drive(lib: Lib, root, turns: list[str], *, resumable: bool | str = Fal
     session = await runner.session_service.get_session(app_name="parity", user_id="u", session_id=session.id)
     out["committed"] = len(session.events)
     out["state"] = dict(session.state)
+    out["paths"] = [event.node_info.path if event.node_info is not None else None for event in session.events]
     return out
+
+
+def confirm_pending(events) -> Any:
+    """A person's message confirming the last ``adk_request_confirmation`` call among ``events``."""
+    from google.genai import types
+
+    call = [call for event in events for call in event.get_function_calls()
+            if call.name == "adk_request_confirmation"][-1]
+    return types.Content(role="user", parts=[types.Part(function_response=types.FunctionResponse(
+        id=call.id, name=call.name, response={"confirmed": True}))])
 
 
 # --- scenarios -------------------------------------------------------------------------------------------
@@ -234,6 +253,51 @@ async def two_calls_rendering_one_widget_id(lib: Lib, resumable):
 
     root = lib.LlmAgent(name="root", tools=[show], model=TwoCalls(model="two"))
     return await drive(lib, root, ["go"], resumable=resumable)
+
+
+@scenario
+async def a_transfer_there_and_back_then_a_second_turn(lib: Lib, resumable):
+    """The paths of a transfer: the root's run, the sub-agent's run under it, the root's second run."""
+    billing = lib.LlmAgent(name="billing", description="Bills.", model=make_model(
+        lib, [("transfer_to_agent", {"agent_name": "desk"}), ("transfer_to_agent", {"agent_name": "desk"})]))
+    desk = lib.LlmAgent(name="desk", sub_agents=[billing], model=make_model(lib, [
+        ("transfer_to_agent", {"agent_name": "billing"}), "back", ("transfer_to_agent", {"agent_name": "billing"}),
+        "back again"]))
+    return await drive(lib, desk, ["invoice?", "again?"], resumable=resumable)
+
+
+@scenario
+async def a_transfer_into_a_sequence(lib: Lib, resumable):
+    """A transfer to a SequentialAgent sub-agent: the paths of the sequence's own agents."""
+    inner = lib.SequentialAgent(name="steps", description="Does steps.", sub_agents=[
+        lib.LlmAgent(name="one", model=make_model(lib, ["1"])), lib.LlmAgent(name="two", model=make_model(lib, ["2"]))])
+    desk = lib.LlmAgent(name="desk", sub_agents=[inner],
+                        model=make_model(lib, [("transfer_to_agent", {"agent_name": "steps"})]))
+    return await drive(lib, desk, ["steps?"], resumable=resumable)
+
+
+@scenario
+async def a_tool_held_for_confirmation_then_confirmed(lib: Lib, resumable):
+    """google-adk commits the adk_request_confirmation call before the held tool's 'requires confirmation'
+    response; the confirmed run then answers the call and runs the tool."""
+    FunctionTool = importlib.import_module(f"{lib.root}.tools").FunctionTool
+
+    def send_money(amount: int) -> dict:
+        """Send money."""
+        return {"sent": amount}
+
+    root = lib.LlmAgent(name="payments", tools=[FunctionTool(send_money, require_confirmation=True)],
+                        model=make_model(lib, [("send_money", {"amount": 5}), "Sent."]))
+    return await drive(lib, root, ["send 5", confirm_pending], resumable=resumable)
+
+
+@scenario
+async def an_agent_called_as_a_tool(lib: Lib, resumable):
+    AgentTool = importlib.import_module(f"{lib.root}.tools.agent_tool").AgentTool
+    inner = lib.LlmAgent(name="translator", description="Translates.", model=make_model(lib, ["Bonjour"]))
+    root = lib.LlmAgent(name="polyglot", tools=[AgentTool(agent=inner)],
+                        model=make_model(lib, [("translator", {"request": "hello"}), "done"]))
+    return await drive(lib, root, ["hello in French"], resumable=resumable)
 
 
 async def run_all(root: str, names: list[str] | None = None, modes: tuple = (False, True)) -> dict[str, Any]:

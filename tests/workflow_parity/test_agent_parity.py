@@ -1,8 +1,9 @@
 """agentq's Sequential, Loop, transferring and task agents against google-adk 2.13's, event by event (issue 24).
 
 ``agent_scenarios.py`` runs unchanged on both: here on agentq (``runtime``), and as a script in bench/.adk-venv
-on google-adk 2.13. Ids, timestamps, ADK 2's ``nodeInfo`` paths and a task's ``isolationScope`` (agentq keeps a
-task on its branch instead; see tests/runtime/test_delegation_modes.py) are left out of the comparison.
+on google-adk 2.13. Ids, timestamps and a task's ``isolationScope`` (agentq keeps a task on its branch instead;
+see tests/runtime/test_delegation_modes.py) are left out of the comparison; each committed event's ``nodeInfo``
+path is compared (the scenario's ``paths``) apart from the events' other fields.
 """
 
 from __future__ import annotations
@@ -19,8 +20,12 @@ from . import agent_scenarios
 
 HERE = Path(__file__).parent
 
-KNOWN_RESUMABLE_DIFFERENCES: set[str] = set()
-"""ADK-resumable shapes agentq does not match yet (none today)."""
+KNOWN_RESUMABLE_DIFFERENCES: set[str] = {
+    # an agent the turn is transferred back to commits no end_of_agent for its second run (desk@2) in a
+    # resumable app; google-adk commits one (its paths and every other event match)
+    "a_transfer_there_and_back_then_a_second_turn/resumable",
+}
+"""ADK-resumable shapes agentq does not match yet."""
 
 
 def comparable(value):

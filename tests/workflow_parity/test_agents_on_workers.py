@@ -141,6 +141,22 @@ async def test_a_worker_commits_the_events_google_adk_yields_for_the_same_agents
     assert await _committed_by_agents(client, app, user, session.id) == adk_results[case]["turns"][0]
 
 
+@pytest.mark.parametrize(("app", "case"), [
+    ("par_seq", "sequence_of_two"), ("par_seq_r", "sequence_of_two/resumable"),
+    ("par_loop", "loop_of_two_for_two_iterations"),
+    ("par_task", "a_task_finishes_with_its_output_on_the_finish_task_response"),
+])
+async def test_a_worker_commits_each_event_with_the_node_path_google_adk_gives_it(client, adk_results, app, case):
+    """The user's message '' and each agent event's ``nodeInfo.path`` (a task's ``coord@1/booker@<call id>``)."""
+    user = "u-" + uuid.uuid4().hex[:8]
+    session = await client.create_session(app, user)
+    invocation_id = await client.enqueue(app, user, session.id, "go")
+    await _settled(client, invocation_id, "completed")
+    stored = await client.session_service.get_session(app_name=app, user_id=user, session_id=session.id)
+    paths = [event.node_info.path if event.node_info is not None else None for event in stored.events]
+    assert comparable(paths) == adk_results[case]["paths"]
+
+
 async def test_a_loop_parked_in_its_last_iteration_resumes_there_and_commits_no_checkpoint(client):
     user = "u-" + uuid.uuid4().hex[:8]
     session = await client.create_session("par_park_loop", user)
