@@ -51,12 +51,16 @@ def wait_until_up(url: str, process: subprocess.Popen, timeout_s: float = 60.0) 
 
 @contextlib.contextmanager
 def adk_api_server(plugin: str, log: Path, agents: Path = AGENTS) -> Iterator[None]:
-    """google-adk's ``adk api_server`` on the conformance agents (``agents``: a copy of them, where its session
-    databases may go), with one of its conformance plugins."""
+    """google-adk's ``adk api_server`` on the conformance agents (``agents``: a copy of them, where its artifact
+    files may go), with one of its conformance plugins. Its sessions are in memory: the same reference as the
+    side-by-side tests (google-adk's in-memory Runner), which lists events in the order they were committed; its
+    default SQLite store lists them by timestamp, and a held tool's answer is stamped before the confirmation
+    request committed ahead of it."""
     env = {**os.environ, "CONFORMANCE_LIB": "adk"}
     with open(log, "wb") as out:
         process = subprocess.Popen(
-            [str(adk_bin()), "api_server", "--port", str(PORT), "--extra_plugins", plugin, str(agents)],
+            [str(adk_bin()), "api_server", "--port", str(PORT), "--session_service_uri", "memory://",
+             "--extra_plugins", plugin, str(agents)],
             cwd=agents, env=env, stdout=out, stderr=subprocess.STDOUT)
     try:
         wait_until_up(f"http://127.0.0.1:{PORT}", process)
