@@ -108,7 +108,8 @@ async def get_invocation_nodes(
     services: Services = Depends(get_services),
 ) -> WorkflowNodesOut:
     """A workflow invocation's node runs and where each stands (done, running, waiting, failed, retrying,
-    stopped), read from its committed events (api.workflow_nodes); no nodes for a plain agent's invocation."""
+    stopped), read from its committed events (api.workflow_nodes); a plain agent's invocation lists its agents' runs, since ADK 2 gives every agent run a node path (``weather@1``,
+    ``desk@1/billing@1``) as it gives a workflow's nodes."""
     record = await visible_record(services, settings, caller, invocation_id)
     since = GetSessionConfig(after_timestamp=record.created_at - CLOCK_SLACK_S) if record.created_at else None
     session = await services.session_service.get_session(
