@@ -28,7 +28,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--redis-url", default=argparse.SUPPRESS,
         help="Redis URL (AGENTQ_REDIS_URL); none: start an embedded redis-server under --data-dir",
     )
-    parser.add_argument("--data-dir", default=argparse.SUPPRESS, help="embedded Redis data, AGENTQ_DATA_DIR (.agentq)")
+    parser.add_argument("--data-dir", default=argparse.SUPPRESS, help="embedded Redis data, AGENTQ_DATA_DIR (default: ~/.local/share/agentq)")
     parser.add_argument(
         "--api-keys-file", default=env("AGENTQ_API_KEYS_FILE"),
         help="JSON file {key: {users: [...], apps: [...]}} (AGENTQ_API_KEYS_FILE; AGENTQ_API_KEYS holds the same "

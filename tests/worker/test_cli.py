@@ -12,8 +12,9 @@ from tests.worker.conftest import ROOT
 
 
 def agentq(redis_url: str, *args: str) -> list[dict]:
+    """``agentq ARGS --json``: these tests read the wire form (the readable view: tests/worker/test_cli_readable.py)."""
     result = subprocess.run(
-        [sys.executable, "-m", "agentq.cli", *args], cwd=ROOT, capture_output=True, text=True, timeout=60,
+        [sys.executable, "-m", "agentq.cli", *args, "--json"], cwd=ROOT, capture_output=True, text=True, timeout=60,
         env={**os.environ, "AGENTQ_REDIS_URL": redis_url, "PYTHONPATH": str(ROOT)},
     )
     assert result.returncode == 0, result.stderr
