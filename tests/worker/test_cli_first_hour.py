@@ -128,9 +128,12 @@ def test_an_unknown_invocation_or_call_is_one_line_naming_the_fix_with_exit_code
         "workers use? `agentq inbox` lists the parked invocations there)"])
     invocation_id = park(workers.redis_url, user)["invocationId"]
     result = run("respond", invocation_id, "wrong-call", '{"status": "approved"}', redis_url=workers.redis_url)
+    [record] = lines(run("get", invocation_id, "--json", redis_url=workers.redis_url))
+    pending = [call["id"] for call in record["pendingCalls"]]
     assert (result.returncode, result.stderr.splitlines()) == (1, [
         f"agentq respond: function call 'wrong-call' is not pending on invocation {invocation_id!r} (never issued "
-        f"as a long-running call, or already answered); its pending calls: agentq get {invocation_id}"])
+        f"as a long-running call, or already answered): it is parked, waiting for {pending!r}; its pending calls: "
+        f"agentq get {invocation_id}"])
 
 
 def test_redis_out_of_reach_is_one_line_and_debug_shows_the_traceback():
