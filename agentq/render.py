@@ -115,10 +115,7 @@ def message_text(record: Any) -> str:
 
 
 def record_view(record: Any) -> None:
-    """``agentq get``: the record as a two-column table, then its waits."""
-    table = Table.grid(padding=(0, 2))
-    table.add_column(style="bold")
-    table.add_column()
+    """``agentq get``: the record's fields, one a line, then its waits."""
     rows = [("invocation", record.id), ("app", record.app_name), ("user", record.user_id),
             ("session", record.session_id), ("status", record.status), ("message", message_text(record)),
             ("created", local_time(record.created_at)), ("updated", local_time(record.updated_at)),
@@ -127,13 +124,16 @@ def record_view(record: Any) -> None:
             ("enqueued by", record.enqueued_by), ("schedule", record.schedule_id),
             ("error", f"{record.error.type}: {record.error.message}" if record.error else None),
             ("cancel reason", record.cancel_reason)]
-    for name, value in rows:
-        if value:
-            table.add_row(name, escape(value))
-    for entry in record.audit:
-        table.add_row("audit", escape(f"{local_time(entry.at)} {entry.to_json_dict()}"))
-    console().print(table)
+    rows += [("audit", f"{local_time(entry.at)} {json.dumps(entry.to_json_dict())}") for entry in record.audit]
+    fields([(name, value) for name, value in rows if value])
     waits(record)
+
+
+def fields(rows: list[tuple[str, str]]) -> None:
+    """Name / value lines, the names aligned (no table padding after the values: lines paste and grep clean)."""
+    width = max((len(name) for name, _ in rows), default=0) + 2
+    for name, value in rows:
+        console().print(f"[bold]{escape(name.ljust(width))}[/bold]{escape(value)}")
 
 
 def invocations_table(records: list, *, title: str | None = None) -> None:
@@ -172,12 +172,10 @@ def schedules_table(schedules: list) -> None:
 
 
 def key_values(value: dict) -> None:
-    """A JSON object as a two-column table; times (``...At`` keys) in local ISO form."""
-    table = Table.grid(padding=(0, 2))
-    table.add_column(style="bold")
-    table.add_column()
+    """A JSON object's fields, one a line; times (``...At`` keys) in local ISO form."""
+    rows = []
     for key, item in value.items():
         if key.endswith("At") and isinstance(item, int | float):
             item = local_time(item)
-        table.add_row(key, escape(item if isinstance(item, str) else json.dumps(item)))
-    console().print(table)
+        rows.append((key, item if isinstance(item, str) else json.dumps(item)))
+    fields(rows)

@@ -81,3 +81,16 @@ def test_list_status_failed_shows_the_failed_invocations_of_every_user_as_a_tabl
     assert {invocation_id: rows[invocation_id][1:4] for invocation_id in failed} == {
         failed[0]: ["broken", others[0], "failed"], failed[1]: ["broken", others[1], "failed"]}
     assert agentq(workers.redis_url, "list", "--status", "failed", "--app", "weather") == "no failed invocation\n"
+
+
+def test_schedules_list_is_a_table_with_local_times(workers, user):
+    agentq(workers.redis_url, "schedules", "create", "weather", user, "--every", "3600", "--message", "hi",
+           "--id", "hourly")
+    table = agentq(workers.redis_url, "schedules", "list", "weather", user).splitlines()
+    assert table[0].split() == ["schedule", "app", "user", "when", "state", "next", "run", "runs", "last",
+                                "invocation"]
+    row = table[1].split()
+    assert row[:6] == ["hourly", "weather", user, "every", "3600.0s", "active"]
+    assert re.fullmatch(LOCAL_TIME, row[6]) and row[7:] == ["0", "-"]
+    assert agentq(workers.redis_url, "schedules", "delete", "weather", user, "hourly") == "deleted hourly\n"
+    assert agentq(workers.redis_url, "schedules", "list", "weather", user) == f"no schedule for {user!r} in 'weather'\n"
