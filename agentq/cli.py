@@ -10,7 +10,15 @@ import argparse
 import logging
 import sys
 
-from . import commands, inbox_command, keys_command, rewind_command, schedules_command, status_command
+from . import (
+    commands,
+    inbox_command,
+    keys_command,
+    list_command,
+    rewind_command,
+    schedules_command,
+    status_command,
+)
 from .cli_errors import INTERRUPTED, USAGE, OneLineParser, describe
 
 _INVOCATION_COMMANDS = {
@@ -22,6 +30,7 @@ _INVOCATION_COMMANDS = {
     "cancel": (commands.add_cancel, "cancel an invocation"),
     "get": (commands.add_get, "print an invocation's record"),
     "inbox": (inbox_command.add_arguments, "list the invocations waiting on a person (--follow: and new ones)"),
+    "list": (list_command.add_arguments, "list invocations across apps and users (--status failed: what failed)"),
     "rewind": (rewind_command.add_arguments, "put a session back as it was before an invocation"),
 }
 
@@ -32,7 +41,9 @@ examples (single quotes: in double quotes the shell turns "$1200" into "200"):
   agentq inbox
   agentq respond e-... <call id> '{"status": "approved"}' --follow
   agentq status
-  agentq stop          # ends the api, workers and embedded redis-server started from this directory
+  agentq list --status failed
+  agentq get e-... --json   # --json: the wire form, one JSON line each, for scripts
+  agentq stop          # ends the api, workers and your embedded redis-server
 """
 
 
@@ -45,7 +56,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--redis-url", dest="top_redis_url", metavar="URL",
                         help="Redis URL (AGENTQ_REDIS_URL); none: an embedded redis-server")
     parser.add_argument("--data-dir", dest="top_data_dir", metavar="DIR",
-                        help="embedded Redis data directory parent (AGENTQ_DATA_DIR, .agentq)")
+                        help="embedded Redis data directory parent (AGENTQ_DATA_DIR; default "
+                             "$XDG_DATA_HOME/agentq or ~/.local/share/agentq: one server per user)")
     parser.add_argument("--log-level", dest="top_log_level", metavar="LEVEL", help="(AGENTQ_LOG_LEVEL, INFO)")
     parser.add_argument("--debug", action="store_true", help="show the traceback of an error")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -60,7 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
         "scheduler", help="run the clock that enqueues schedules' runs (run one or several)"))
     schedules_command.add_schedules_arguments(sub.add_parser(
         "schedules", help="manage schedules: create, list, get, update, pause, resume, trigger, delete, runs"))
-    sub.add_parser("stop", help="stop the api, workers and embedded redis-server started from this directory")
+    sub.add_parser("stop", help="stop the api, workers and embedded redis-server of your data directory")
     keys_command.add_arguments(sub.add_parser("keys", help="make API keys (keys create NAME: printed once)"))
     for name, help_text in (("api", "serve the HTTP API"), ("demo", "run the human-approval demo end to end")):
         module = _lazy(name)
@@ -132,7 +144,7 @@ def _run(args: argparse.Namespace) -> int:
 
         if settings.redis_url:  # an external Redis is not ours to stop
             print(f"agentq stop: leaves the Redis at {settings.redis_url} alone; it stops only what runs on the "
-                  "embedded redis-server of this directory", file=sys.stderr)
+                  "embedded redis-server of your data directory", file=sys.stderr)
         return stop_command.run(settings.data_dir)
     if args.command == "status":
         return _status(args, settings)
@@ -146,9 +158,12 @@ def _run(args: argparse.Namespace) -> int:
             local.release()
     local = ensure_redis(settings.redis_url, settings.data_dir)
     args.resolved_redis_url = local.url
+    args.redis_where = describe_redis(local)
     try:
         if args.command == "inbox":
             return inbox_command.run(args, local.url)
+        if args.command == "list":
+            return list_command.run(args, local.url)
         if args.command == "rewind":
             return rewind_command.run(args, local.url)
         if args.command == "schedules":
@@ -156,6 +171,15 @@ def _run(args: argparse.Namespace) -> int:
         return commands.run(args.command, args, local.url)
     finally:
         local.release()
+
+
+def describe_redis(local) -> str:
+    """Which Redis a command talks to, for messages: its URL and where it comes from."""
+    from worker.local_redis import redis_dir
+
+    if local.data is None:
+        return f"{local.url} (AGENTQ_REDIS_URL)"
+    return f"{local.url} (the embedded redis-server in {redis_dir(local.data)})"
 
 
 def _status(args: argparse.Namespace, settings) -> int:

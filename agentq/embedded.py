@@ -1,5 +1,5 @@
-"""The embedded redis-server of a directory: started by the first agentq process that needs one, shared by the
-others started from the same directory, ended by the last ``agentq api``/``worker`` to stop, or by ``agentq stop``.
+"""The user's embedded redis-server (one per data directory, ``worker.local_redis.data_dir``): started by the
+first agentq process that needs one, shared by the others whatever folder they run from, ended by the last ``agentq api``/``worker`` to stop, or by ``agentq stop``.
 
 ``agentq api`` and ``agentq worker`` register themselves under ``<data dir>/redis/users/<pid>`` while they run.
 A process leaving stops the server when no other registered process is alive, so a Ctrl-C in one terminal

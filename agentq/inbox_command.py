@@ -1,4 +1,4 @@
-"""``agentq inbox``: the approver's inbox in the terminal, one JSON line per parked invocation, newest first.
+"""``agentq inbox``: the approver's inbox in the terminal, one readable block (``--json``: one JSON line) per parked invocation, newest first.
 
 The same list as ``GET /inbox`` and the ``/ui`` page (``worker.inbox``: every (app, user) parked index, merged),
 read through the worker's client (``AgentqClient.inbox``, ``worker/reads.py``) as the other invocation commands
@@ -14,6 +14,12 @@ import json
 import sys
 from typing import Any
 
+from . import render
+from .commands import add_json
+from .render import answer_command, example_answer, message_text
+
+__all__ = ["add_arguments", "example_answer", "item", "run"]
+
 POLL_S = 0.5
 """How often ``--follow`` looks for a change."""
 
@@ -25,39 +31,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--user", help="only this user")
     parser.add_argument("--limit", type=int, default=100, help="print at most this many (default 100)")
     parser.add_argument("--follow", action="store_true", help="then print each newly parked invocation until Ctrl-C")
+    add_json(parser)
 
 
 def item(record) -> dict[str, Any]:
     """An inbox line: who waits for what, and the command that answers it."""
-    calls = [{"id": call.id, "name": call.name, "kind": call.kind, "args": call.args} for call in record.pending_calls]
-    first = record.pending_calls[0] if record.pending_calls else None
-    if first is not None and first.kind == "confirmation":
-        answer = f"agentq approve {record.id} {first.id}   # or: agentq reject {record.id} {first.id}"
-    elif first is not None and first.kind == "input":  # a question with a schema: an answer of its shape
-        example = json.dumps(example_answer(first.args.get("response_schema")))
-        answer = f"agentq respond {record.id} {first.id} '{example}'"
-    elif first is not None:
-        answer = f"agentq respond {record.id} {first.id} '{{\"status\": \"approved\"}}'"
-    else:
-        answer = None
-    text = " ".join(part.text for part in (record.new_message.parts or []) if part.text) if record.new_message else ""
+    calls = [{"id": call.id, "name": call.name, "kind": call.kind, "args": call.args,
+              "answerWith": answer_command(record, call)} for call in record.pending_calls]
+    # The command as a shell takes it (JSON in single quotes); `jq -r .answerWith` prints it ready to paste.
+    answer = answer_command(record, record.pending_calls[0]) if record.pending_calls else None
+    text = message_text(record)
     return {"invocationId": record.id, "appName": record.app_name, "userId": record.user_id,
             "sessionId": record.session_id, "message": text, "parkedAt": record.updated_at,
             "pendingCalls": calls, "answerWith": answer}
-
-
-def example_answer(schema: Any) -> Any:
-    """A value of ``schema``'s shape (its required fields, an enum's first value), to show how to answer."""
-    if not isinstance(schema, dict):
-        return "..."
-    if schema.get("enum"):
-        return schema["enum"][0]
-    kind = schema.get("type")
-    if kind == "object" or "properties" in schema:
-        properties = schema.get("properties") or {}
-        wanted = schema.get("required") or list(properties)
-        return {name: example_answer(properties.get(name)) for name in wanted}
-    return {"boolean": True, "integer": 0, "number": 0, "array": [], "null": None}.get(kind, "...")
 
 
 async def _pairs(client: Any, args: argparse.Namespace) -> list[tuple[str, str]]:
@@ -88,11 +74,15 @@ async def _run(redis_url: str, args: argparse.Namespace) -> int:
     # Any store URL, Cluster too; reads only, so a Cluster store needs no AGENTQ_BROKER_URL here.
     async with AgentqClient(redis_url, reads_only=True) as client:
         if not args.app_names and not await client.ops.announced_apps():
-            print("agentq inbox: no worker has announced an app yet; name one with --app NAME", file=sys.stderr)
+            print(f"agentq inbox: no worker has announced an app on the Redis at "
+                  f"{getattr(args, 'redis_where', redis_url)} yet; name one with "
+                  "--app NAME, or start `agentq worker` against this Redis", file=sys.stderr)
         printed = set()
         for record in reversed(await _parked(client, args, args.limit)):  # oldest first, so the newest ends last
             printed.add(_key(record))
-            _print(item(record))
+            _show(record, args.json)
+        if not args.json and not printed:
+            render.out("no invocation waits on a person")
         seen = None
         while args.follow:
             _total, digest = await client.inbox.fingerprint(await _pairs(client, args))
@@ -101,7 +91,7 @@ async def _run(redis_url: str, args: argparse.Namespace) -> int:
                 for record in reversed(await _parked(client, args, 200)):
                     if _key(record) not in printed:
                         printed.add(_key(record))
-                        _print(item(record))
+                        _show(record, args.json)
             await asyncio.sleep(POLL_S)
     return 0
 
@@ -109,6 +99,13 @@ async def _run(redis_url: str, args: argparse.Namespace) -> int:
 def _key(record) -> tuple:
     # An invocation that parks again on new calls is new to the approver; the same wait is printed once.
     return record.id, tuple(call.id for call in record.pending_calls)
+
+
+def _show(record, as_json: bool) -> None:
+    if as_json:
+        _print(item(record))
+    else:
+        render.inbox_item(record)
 
 
 def _print(value: dict) -> None:

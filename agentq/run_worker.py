@@ -89,5 +89,19 @@ def _serve(args: argparse.Namespace, settings, apps, redis_url: str, webhooks) -
         concurrency=args.threads or settings.threads, queues=[QUEUE], loglevel=settings.log_level,
         without_gossip=True, without_mingle=True, optimization="fair",
     )
+    in_flight = args.concurrency or settings.concurrency
+    banner = worker.startup_info
+    worker.startup_info = lambda artlines=True: agentq_banner(banner(artlines), in_flight)
     worker.start()
     return worker.exitcode or 0
+
+
+def agentq_banner(text: str, in_flight: int) -> str:
+    """Celery's start banner with its ``concurrency`` line saying what agentq runs: ``in_flight`` invocations
+    per process on one event loop; Celery's pool size (``4 (solo)``) only counts the threads that hand jobs over."""
+    lines = text.splitlines()
+    for n, line in enumerate(lines):
+        head, found, pool = line.partition(".> concurrency: ")
+        if found:
+            lines[n] = f"{head}.> concurrency: {in_flight} invocations in flight (agentq; Celery pool: {pool})"
+    return "\n".join(lines)

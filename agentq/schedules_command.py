@@ -14,7 +14,9 @@ import logging
 import os
 import signal
 
+from . import render
 from .cli_errors import json_argument
+from .commands import add_json
 
 log = logging.getLogger("agentq.scheduler")
 
@@ -45,6 +47,7 @@ def add_schedules_arguments(parser: argparse.ArgumentParser) -> None:
                         help="JSON object")
     parser.add_argument("--id", dest="new_id", help="create: the schedule's id (default sch-<uuid>)")
     parser.add_argument("--limit", type=int, default=20, help="runs: how many (default 20)")
+    add_json(parser)
 
 
 _SPEC_FLAGS = {"cron": "cron", "interval_s": "intervalS", "timezone": "timezone", "jitter_s": "jitterS",
@@ -105,35 +108,56 @@ async def _action(args: argparse.Namespace, spec: dict, client, caller, guards) 
     schedules, where = client.schedules, (args.app_name, args.user_id)
     door = (caller, guards, client, *where)
     if args.action == "create":
-        _print(await doors.create_schedule(*door, spec, schedule_id=args.new_id))
+        _print(args, await doors.create_schedule(*door, spec, schedule_id=args.new_id))
     elif args.action == "list":
-        token = None
+        token, found = None, []
         while True:
             page = await schedules.page(*where, page_token=token)
-            for schedule in page.items:
-                _print(schedule)
+            found += page.items
             token = page.next_page_token
             if token is None:
                 break
+        if args.json:
+            for schedule in found:
+                _print(args, schedule)
+        elif found:
+            render.schedules_table([schedule.to_json_dict() for schedule in found])
+        else:
+            render.out(f"no schedule for {args.user_id!r} in {args.app_name!r}")
     elif args.action == "update":
         if not spec:
             raise UsageError("agentq schedules update: give at least one of the schedule flags to change")
-        _print(await doors.update_schedule(*door, args.schedule_id, spec))
+        _print(args, await doors.update_schedule(*door, args.schedule_id, spec))
     elif args.action == "trigger":
-        print(json.dumps({"invocationId": await doors.trigger_schedule(*door, args.schedule_id)}))
+        invocation_id = await doors.trigger_schedule(*door, args.schedule_id)
+        _line(args, {"invocationId": invocation_id}, f"triggered {invocation_id}; agentq follow {invocation_id}")
     elif args.action == "delete":
         await doors.delete_schedule(*door, args.schedule_id)
-        print(json.dumps({"deleted": args.schedule_id}))
+        _line(args, {"deleted": args.schedule_id}, f"deleted {args.schedule_id}")
     elif args.action == "runs":
-        for record in await schedules.runs(*where, args.schedule_id, limit=args.limit):
+        records = await schedules.runs(*where, args.schedule_id, limit=args.limit)
+        if not args.json:
+            render.invocations_table(records)
+        for record in records if args.json else []:
             print(json.dumps({"invocationId": record.id, "sessionId": record.session_id,
                               "status": record.status, "createdAt": record.created_at}))
     elif args.action in ("pause", "resume"):
         door_of = doors.pause_schedule if args.action == "pause" else doors.resume_schedule
-        _print(await door_of(*door, args.schedule_id))
+        _print(args, await door_of(*door, args.schedule_id))
     else:  # get
-        _print(await schedules.get(*where, args.schedule_id))
+        _print(args, await schedules.get(*where, args.schedule_id))
 
 
-def _print(schedule) -> None:
-    print(json.dumps(schedule.to_json_dict()))
+def _print(args: argparse.Namespace, schedule) -> None:
+    """A schedule: its JSON line, or its fields as a table (times local)."""
+    if args.json:
+        print(json.dumps(schedule.to_json_dict()))
+    else:
+        render.key_values(schedule.to_json_dict())
+
+
+def _line(args: argparse.Namespace, value: dict, text: str) -> None:
+    if args.json:
+        print(json.dumps(value))
+    else:
+        render.out(text)

@@ -28,7 +28,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--redis-url", default=argparse.SUPPRESS,
         help="Redis URL (AGENTQ_REDIS_URL); none: start an embedded redis-server under --data-dir",
     )
-    parser.add_argument("--data-dir", default=argparse.SUPPRESS, help="embedded Redis data, AGENTQ_DATA_DIR (.agentq)")
+    parser.add_argument("--data-dir", default=argparse.SUPPRESS, help="embedded Redis data, AGENTQ_DATA_DIR (default: ~/.local/share/agentq)")
     parser.add_argument(
         "--api-keys-file", default=env("AGENTQ_API_KEYS_FILE"),
         help="JSON file {key: {users: [...], apps: [...]}} (AGENTQ_API_KEYS_FILE; AGENTQ_API_KEYS holds the same "
@@ -208,8 +208,16 @@ def _serve(args: argparse.Namespace, redis_url: str, log_level: str) -> int:
     # SIGTERM's default would end the process before `finally` stops the embedded redis-server.
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, _stopped)
+    print(where_to_go(args.host, args.port), flush=True)
     uvicorn.Server(config).run()
     return 0
+
+
+def where_to_go(host: str, port: int) -> str:
+    """The line ``agentq api`` prints at start: where the approver's page and the API's docs are."""
+    shown = "127.0.0.1" if host in ("0.0.0.0", "::", "") else f"[{host}]" if ":" in host else host
+    base = f"http://{shown}:{port}"
+    return f"agentq api: the approver's page is {base}/ui, the HTTP API {base} (its docs: {base}/docs)"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,7 +1,7 @@
 """Settings from flags or ``AGENTQ_*`` environment variables, read only at process edges (the CLI, worker start).
 
 Embedded default: with no ``AGENTQ_REDIS_URL`` the CLI uses a real redis-server it starts itself under
-``<data dir>/redis`` with AOF on, shared by the agentq processes started from the same directory
+``<data dir>/redis`` with AOF on, shared by the user's agentq processes whatever folder they run from
 (``agentq.embedded``; clients find it through ``worker.local_redis``).
 """
 
@@ -11,7 +11,7 @@ import os
 from dataclasses import dataclass, field
 
 from worker.app_limits import app_caps_from_env
-from worker.local_redis import DEFAULT_DATA_DIR
+from worker.local_redis import data_dir as resolve_data_dir
 from worker.retention import RetentionPolicy
 from worker.run_queues import RunQueues
 
@@ -22,7 +22,9 @@ class Settings:
 
     redis_url: str | None = None
     apps: list[str] = field(default_factory=list)
-    data_dir: str = DEFAULT_DATA_DIR
+    data_dir: str = field(default_factory=lambda: str(resolve_data_dir()))
+    """The embedded redis-server's parent folder: AGENTQ_DATA_DIR, else the user's data directory (one server per
+    user, whatever folder a command runs from; worker.local_redis.data_dir)."""
     concurrency: int = 1000
     """Invocations one worker process keeps in flight."""
     threads: int = 4
@@ -50,7 +52,7 @@ class Settings:
         return cls(
             redis_url=env.get("AGENTQ_REDIS_URL") or None,
             apps=[s.strip() for s in env.get("AGENTQ_APPS", "").split(",") if s.strip()],
-            data_dir=env.get("AGENTQ_DATA_DIR", DEFAULT_DATA_DIR),
+            data_dir=str(resolve_data_dir(env)),
             concurrency=int(env.get("AGENTQ_CONCURRENCY", "1000")),
             threads=int(env.get("AGENTQ_THREADS", "4")),
             pool=env.get("AGENTQ_POOL", "solo"),

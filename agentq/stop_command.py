@@ -1,4 +1,4 @@
-"""``agentq stop``: end what ``agentq`` started from this directory: its api and worker processes (SIGTERM, so a
+"""``agentq stop``: end what ``agentq`` started on the embedded redis-server of your data directory: its api and worker processes (SIGTERM, so a
 worker hands its running invocations back), then the embedded redis-server (which saves its AOF first).
 
 Nothing is lost: the data stays under ``<data dir>/redis`` and the next ``agentq`` command starts it again.

@@ -23,6 +23,7 @@ from .routes import (
     artifacts,
     audit,
     inbox,
+    invocation_list,
     invocations,
     me,
     oauth,
@@ -96,7 +97,7 @@ def create_app(
     app.state.stats_provider = stats_provider
     install_error_handlers(app)
     for module in (ops, me, sessions, artifacts, invocations, audit, streams, run, inbox, overview, webhooks,
-                   schedules, oauth):
+                   schedules, oauth, invocation_list):
         app.include_router(module.router)
     app.include_router(adk_dev.router)  # last: its /dev/{path} catch-all answers unserved ADK features 404
     mount_ui(app)

@@ -71,11 +71,38 @@ def _validation_details(errs: list) -> list[dict]:
     return details
 
 
-def _validation_response(errs: list) -> JSONResponse:
+def _validation_response(errs: list, hint: str | None = None) -> JSONResponse:
     details = _validation_details(errs)
     summary = "; ".join(f"{'.'.join(d['loc']) or 'body'}: {d['msg']}" for d in details[:5])
-    body = {"error": "ValidationError", "detail": summary or "invalid request", "errors": details}
+    detail = summary or "invalid request"
+    body = {"error": "ValidationError", "detail": f"{detail} ({hint})" if hint else detail, "errors": details}
     return JSONResponse(body, status_code=422)
+
+
+NO_JSON_CONTENT_TYPE = ("the body was not read as JSON: send it with the header Content-Type: application/json, "
+                        "e.g. curl -H 'Content-Type: application/json' -d '{...}'")
+
+
+def _json_without_content_type(request: Request, errs: list) -> bool:
+    """True when the body was refused as a whole, and it came without a JSON content type: FastAPI then hands
+    the model the raw bytes, and the error ("Input should be a valid dictionary") does not say why."""
+    content_type = request.headers.get("content-type", "")
+    whole_body = any(tuple(err.get("loc", ())) == ("body",) for err in errs)
+    return whole_body and "json" not in content_type.lower()
+
+
+def json_syntax_response(document: object, err: dict) -> JSONResponse:
+    """400 for a body that is not JSON, naming the line and column (as the README promises), not pydantic's
+    ``body.68: JSON decode error``."""
+    position = err.get("loc", ("body", 0))[-1]
+    text = document.decode("utf-8", "replace") if isinstance(document, bytes) else str(document or "")
+    position = position if isinstance(position, int) else 0
+    line = text.count("\n", 0, position) + 1
+    column = position - (text.rfind("\n", 0, position) + 1) + 1
+    reason = (err.get("ctx") or {}).get("error", "JSON decode error")
+    detail = f"the body is not valid JSON: {reason} at line {line} column {column} (char {position})"
+    return JSONResponse({"error": "JSONDecodeError", "detail": detail, "line": line, "column": column},
+                        status_code=400)
 
 
 def install_error_handlers(app: FastAPI) -> None:
@@ -87,7 +114,12 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(RequestValidationError)
     async def _request_validation(request: Request, exc: RequestValidationError) -> JSONResponse:
-        return _validation_response(list(exc.errors()))
+        errs = list(exc.errors())
+        broken = next((err for err in errs if err.get("type") == "json_invalid"), None)
+        if broken is not None:
+            return json_syntax_response(exc.body, broken)
+        return _validation_response(errs, hint=NO_JSON_CONTENT_TYPE if _json_without_content_type(request, errs)
+                                    else None)
 
     @app.exception_handler(ValidationError)
     async def _pydantic_validation(request: Request, exc: ValidationError) -> JSONResponse:

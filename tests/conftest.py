@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 
 import pytest
 
@@ -11,6 +12,9 @@ from runtime.redis_store.launcher import EmbeddedRedis
 # Workers refuse to start without a webhook secret (signed webhooks by default): every worker process a test
 # starts inherits this one unless the test sets its own.
 os.environ.setdefault("AGENTQ_WEBHOOK_SECRET", "whsec_dGVzdC1zdWl0ZS13ZWJob29rLXNlY3JldA==")
+# The embedded redis-server lives in the user's data directory (~/.local/share/agentq): a test never starts or
+# joins the user's own; a test about the default sets XDG_DATA_HOME or AGENTQ_DATA_DIR itself.
+os.environ.setdefault("AGENTQ_DATA_DIR", tempfile.mkdtemp(prefix="agentq-tests-data-"))
 
 
 @pytest.fixture(scope="session")

@@ -1,8 +1,11 @@
-"""Where the embedded redis-server of a directory is found: ``<data dir>/redis/url``.
+"""Where the user's embedded redis-server is found: ``<data dir>/redis/url``.
 
-With no ``AGENTQ_REDIS_URL``, ``agentq api``/``worker``/``enqueue`` start (or join) a redis-server under
-``AGENTQ_DATA_DIR`` (default ``.agentq``) on a free port and write its URL there, so every process started from
-the same directory, Python clients included (``AgentqClient()`` with no URL), finds the same server.
+With no ``AGENTQ_REDIS_URL``, ``agentq api``/``worker``/``enqueue`` start (or join) a redis-server under the data
+directory on a free port and write its URL there, so every process of the same user, Python clients included
+(``AgentqClient()`` with no URL), finds the same server whatever folder it was started from. The data directory
+is ``AGENTQ_DATA_DIR`` when set, else the user's data directory: ``$XDG_DATA_HOME/agentq``, or
+``~/.local/share/agentq`` (it once was ``.agentq`` in the current folder, so a command run from another folder
+started a second server that no worker read).
 """
 
 from __future__ import annotations
@@ -15,13 +18,18 @@ from urllib.parse import urlparse
 
 from runtime.errors import UsageError
 
-DEFAULT_DATA_DIR = ".agentq"
+
+def default_data_dir(environ: Mapping[str, str] | None = None) -> str:
+    """The user's agentq data directory: ``$XDG_DATA_HOME/agentq``, else ``~/.local/share/agentq``."""
+    env = os.environ if environ is None else environ
+    base = env.get("XDG_DATA_HOME") or str(Path(env.get("HOME") or Path.home()) / ".local" / "share")
+    return str(Path(base) / "agentq")
 
 
 def data_dir(environ: Mapping[str, str] | None = None) -> Path:
-    """``AGENTQ_DATA_DIR`` (default ``.agentq``), absolute: redis-server chdirs into its --dir."""
+    """``AGENTQ_DATA_DIR``, else ``default_data_dir()``; absolute: redis-server chdirs into its --dir."""
     env = os.environ if environ is None else environ
-    return Path(env.get("AGENTQ_DATA_DIR") or DEFAULT_DATA_DIR).resolve()
+    return Path(env.get("AGENTQ_DATA_DIR") or default_data_dir(env)).resolve()
 
 
 def redis_dir(data: str | os.PathLike) -> Path:
@@ -56,7 +64,7 @@ def answers(url: str, *, timeout: float = 0.5) -> bool:
 
 
 def discover_url(environ: Mapping[str, str] | None = None) -> str:
-    """``AGENTQ_REDIS_URL``, else the URL of the embedded redis-server started from this directory.
+    """``AGENTQ_REDIS_URL``, else the URL of the user's embedded redis-server (``data_dir()``).
 
     UsageError when there is neither, saying how to get one.
     """
@@ -68,6 +76,6 @@ def discover_url(environ: Mapping[str, str] | None = None) -> str:
     if url is None:
         raise UsageError(
             f"no Redis URL: AGENTQ_REDIS_URL is unset and no embedded redis-server runs under {str(data)!r}; "
-            "start `agentq worker` or `agentq api` in this directory first, or pass a redis:// URL"
+            "start `agentq worker` or `agentq api` first (with the same AGENTQ_DATA_DIR), or pass a redis:// URL"
         )
     return url

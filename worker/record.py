@@ -62,6 +62,14 @@ class InvocationError(_Wire):
     message: str
 
 
+def pending_summary(record: InvocationRecord) -> str:
+    """Where ``record`` stands for someone answering it: its status and the ids of the calls it waits for."""
+    if record.status != "parked":
+        after = "; answers are taken once it parks" if record.status in ("queued", "running") else ""
+        return f"it is {record.status} and waits for no answer{after}"
+    return f"it is parked, waiting for {[call.id for call in record.pending_calls]!r}"
+
+
 class InvocationRecord(_Wire):
     """One invocation: what was asked, where it stands, what it waits for, and how it ended."""
 
@@ -114,11 +122,17 @@ class InvocationRecord(_Wire):
 
 
 def only_confirmation(record: InvocationRecord) -> PendingCall:
-    """The one confirmation ``record`` waits for; UsageError naming them when there are none or several."""
+    """The one confirmation ``record`` waits for; UsageError naming them when there are none or several, or its
+    status when it is not parked."""
     from runtime.errors import UsageError
 
     confirmations = [call for call in record.pending_calls if call.kind == "confirmation"]
+    if record.status != "parked":  # "waits for 0 confirmations" would hide the reason: it waits for nothing
+        raise UsageError(f"invocation {record.id!r} is {record.status}: it waits for no confirmation")
     if len(confirmations) != 1:
         ids = [call.id for call in confirmations]
-        raise UsageError(f"invocation {record.id!r} waits for {len(ids)} confirmations {ids!r}; name the call id")
+        others = [call.id for call in record.pending_calls if call.kind != "confirmation"]
+        also = f" (it waits for other calls: {others!r}; answer those with respond)" if others else ""
+        raise UsageError(f"invocation {record.id!r} waits for {len(ids)} confirmations {ids!r}; name the call "
+                         f"id{also}")
     return confirmations[0]

@@ -33,7 +33,7 @@ from .broker import broker_url, kombu_broker
 from .codec import decode_record, dumps, encode_fields, encode_record
 from .dispatch import DISPATCH_GRACE_S, Dispatcher
 from .inputs import run_config_dict, to_content, to_function_response, with_state_delta
-from .record import InvocationRecord
+from .record import InvocationRecord, pending_summary
 from .retention import RetentionPolicy
 from .shards import ShardRegistry, shard_of, slot_tag
 from .webhook_config import WebhookSettings
@@ -347,10 +347,11 @@ class InvocationStore:
         outcome = reply[0]
         if outcome == "gone":
             raise InvocationNotFoundError(f"invocation {invocation_id!r} does not exist")
-        if outcome == "not_pending":
+        if outcome == "not_pending":  # the error path only: one more read, to say what it does wait for
             raise CallNotPendingError(
                 f"function call {reply[1]!r} is not pending on invocation {invocation_id!r} "
-                "(never issued as a long-running call, or already answered)"
+                f"(never issued as a long-running call, or already answered): "
+                f"{pending_summary(await self.get(invocation_id))}"
             )
         if outcome == "bad_confirmation":
             raise UsageError(f"the answer to confirmation {reply[1]!r} must be "
@@ -373,7 +374,8 @@ class InvocationStore:
         if reply[0] == "gone":
             raise InvocationNotFoundError(f"invocation {invocation_id!r} does not exist")
         if reply[0] == "not_pending":
-            raise CallNotPendingError(f"function call {call_id!r} is not pending on invocation {invocation_id!r}")
+            raise CallNotPendingError(f"function call {call_id!r} is not pending on invocation {invocation_id!r}: "
+                                      f"{pending_summary(await self.get(invocation_id))}")
         return None if reply[0] == "duplicate" else json.loads(reply[1])
 
     async def cancel(self, invocation_id: str, reason: str, *, actor: dict | None = None) -> InvocationRecord:

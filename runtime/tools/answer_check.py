@@ -12,30 +12,21 @@ HTTP) naming the field. ``worker.answer_check`` applies it in ``InvocationStore.
 stored, so every channel (HTTP function-responses, /run_sse answers, the Python client, the CLI) is refused the
 same way.
 
-The checker covers the JSON Schema keywords answer forms use: type, enum, const, properties, required,
-additionalProperties, items, min/maxItems, min/maxLength, pattern, minimum/maximum (and exclusive ones), anyOf,
-oneOf, allOf and local ``$ref`` (``#/$defs/...``, what pydantic writes for nested models and enums). Other
-keywords (format, ...) are not checked.
+The checker is jsonschema's (the whole draft the schema names, 2020-12 by default, ``format`` included, local
+``$ref`` such as pydantic's ``#/$defs/...``); its best-matching error is told in the answer forms' words, naming
+the field (``_describe``).
 """
 
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
-from ..errors import UsageError
+from jsonschema import Draft202012Validator, validators
+from jsonschema.exceptions import SchemaError, ValidationError, best_match
+from referencing.exceptions import Unresolvable
 
-_TYPES: dict[str, Any] = {
-    "string": lambda v: isinstance(v, str),
-    "boolean": lambda v: isinstance(v, bool),
-    "integer": lambda v: (isinstance(v, int) and not isinstance(v, bool))
-    or (isinstance(v, float) and v.is_integer()),
-    "number": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
-    "object": lambda v: isinstance(v, dict),
-    "array": lambda v: isinstance(v, list),
-    "null": lambda v: v is None,
-}
+from ..errors import UsageError
 
 
 class AnswerSchemaError(UsageError):
@@ -102,101 +93,60 @@ def check_confirmation_payload(call_id: str, schema: dict[str, Any] | None, resp
 
 
 def first_problem(schema: Any, value: Any, path: str, root: dict) -> tuple[str, str] | None:
-    """The first place ``value`` breaks ``schema``: (field path, what is wrong), or None when it matches."""
+    """The place ``value`` breaks ``schema`` worst (jsonschema's ``best_match``): (field path, what is wrong), or
+    None when it matches. The whole draft the schema names (2020-12 when it names none), ``format`` included;
+    a schema that is not valid JSON Schema, or a ``$ref`` that cannot be followed, checks nothing (never a false
+    refusal)."""
     if schema is False:
         return path, "is not allowed"
     if not isinstance(schema, dict):
         return None
-    if "$ref" in schema:
-        target = _resolve(schema["$ref"], root)
-        if target is None:
-            return None  # a reference we cannot follow is not checked (never a false refusal)
-        problem = first_problem(target, value, path, root)
-        if problem is not None:
-            return problem
-    expected = schema.get("type")
-    if expected is not None:
-        names = [t.lower() for t in (expected if isinstance(expected, list) else [expected]) if isinstance(t, str)]
-        if names and not any(_TYPES.get(name, lambda v: True)(value) for name in names):
-            return path, f"must be {' or '.join(_a(name) for name in names)}, got {_show(value)}"
-    if "const" in schema and not _same(value, schema["const"]):
-        return path, f"must be {_show(schema['const'])}, got {_show(value)}"
-    if isinstance(schema.get("enum"), list) and not any(_same(value, option) for option in schema["enum"]):
-        return path, f"must be one of {', '.join(_show(o) for o in schema['enum'])}, got {_show(value)}"
-    for keyword in ("anyOf", "oneOf"):
-        options = schema.get(keyword)
-        if isinstance(options, list) and options:
-            problems = [first_problem(option, value, path, root) for option in options]
-            if all(p is not None for p in problems):
-                # the most specific complaint: one about a field inside the value, else the first
-                return max(problems, key=lambda p: len(p[0]))  # type: ignore[arg-type,return-value]
-    for option in schema.get("allOf") or []:
-        problem = first_problem(option, value, path, root)
-        if problem is not None:
-            return problem
-    if isinstance(value, dict):
-        return _object_problem(schema, value, path, root)
-    if isinstance(value, list):
-        return _array_problem(schema, value, path, root)
-    if isinstance(value, str):
-        if isinstance(schema.get("minLength"), int) and len(value) < schema["minLength"]:
-            return path, f"must be at least {schema['minLength']} characters long"
-        if isinstance(schema.get("maxLength"), int) and len(value) > schema["maxLength"]:
-            return path, f"must be at most {schema['maxLength']} characters long"
-        if isinstance(schema.get("pattern"), str):
-            try:
-                if re.search(schema["pattern"], value) is None:
-                    return path, f"must match the pattern {schema['pattern']}"
-            except re.error:
-                pass
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return _number_problem(schema, value, path)
-    return None
+    if schema is not root and isinstance(root, dict) and "$defs" in root and "$defs" not in schema:
+        schema = {**schema, "$defs": root["$defs"]}  # a sub-schema's local $refs point into the root's $defs
+    validator_class = validators.validator_for(schema, default=Draft202012Validator)
+    try:
+        validator_class.check_schema(schema)
+        error = best_match(validator_class(schema, format_checker=validator_class.FORMAT_CHECKER)
+                           .iter_errors(value))
+    except (SchemaError, Unresolvable):
+        return None
+    if error is None:
+        return None
+    return _describe(error, path)
 
 
-def _object_problem(schema: dict, value: dict, path: str, root: dict) -> tuple[str, str] | None:
-    properties = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
-    for name in schema.get("required") or []:
-        if name not in value:
-            return _join(path, name), "is required"
-    for name, item in value.items():
-        if name in properties:
-            problem = first_problem(properties[name], item, _join(path, name), root)
-            if problem is not None:
-                return problem
-            continue
-        extra = schema.get("additionalProperties", True)
-        if extra is False:
-            return _join(path, name), "is not a field of this answer (allowed: " + ", ".join(properties) + ")"
-        if isinstance(extra, dict):
-            problem = first_problem(extra, item, _join(path, name), root)
-            if problem is not None:
-                return problem
-    return None
-
-
-def _array_problem(schema: dict, value: list, path: str, root: dict) -> tuple[str, str] | None:
-    if isinstance(schema.get("minItems"), int) and len(value) < schema["minItems"]:
-        return path, f"must have at least {schema['minItems']} items"
-    if isinstance(schema.get("maxItems"), int) and len(value) > schema["maxItems"]:
-        return path, f"must have at most {schema['maxItems']} items"
-    if isinstance(schema.get("items"), dict):
-        for index, item in enumerate(value):
-            problem = first_problem(schema["items"], item, f"{path}[{index}]", root)
-            if problem is not None:
-                return problem
-    return None
-
-
-def _number_problem(schema: dict, value: float, path: str) -> tuple[str, str] | None:
-    bounds = (("minimum", lambda b: value >= b, "at least"), ("maximum", lambda b: value <= b, "at most"),
-              ("exclusiveMinimum", lambda b: value > b, "more than"),
-              ("exclusiveMaximum", lambda b: value < b, "less than"))
-    for keyword, holds, words in bounds:
-        bound = schema.get(keyword)
-        if isinstance(bound, int | float) and not isinstance(bound, bool) and not holds(bound):
-            return path, f"must be {words} {bound}, got {_show(value)}"
-    return None
+def _describe(error: ValidationError, root: str) -> tuple[str, str]:
+    """(field path, words) for one jsonschema error, in the words the answer forms show."""
+    path = root
+    for part in error.absolute_path:
+        path = f"{path}[{part}]" if isinstance(part, int) else _join(path, str(part))
+    kind, bound, value = error.validator, error.validator_value, error.instance
+    if kind == "required":
+        missing = next((name for name in bound if isinstance(value, dict) and name not in value), "?")
+        return _join(path, missing), "is required"
+    if kind == "additionalProperties":
+        allowed = list((error.schema.get("properties") or {}) if isinstance(error.schema, dict) else [])
+        extra = next((name for name in value if name not in allowed), "?") if isinstance(value, dict) else "?"
+        return _join(path, extra), "is not a field of this answer (allowed: " + ", ".join(allowed) + ")"
+    if kind == "type":
+        names = [t.lower() for t in (bound if isinstance(bound, list) else [bound]) if isinstance(t, str)]
+        return path, f"must be {' or '.join(_a(name) for name in names)}, got {_show(value)}"
+    words = {
+        "const": lambda: f"must be {_show(bound)}, got {_show(value)}",
+        "enum": lambda: f"must be one of {', '.join(_show(o) for o in bound)}, got {_show(value)}",
+        "minLength": lambda: f"must be at least {bound} characters long",
+        "maxLength": lambda: f"must be at most {bound} characters long",
+        "pattern": lambda: f"must match the pattern {bound}",
+        "minItems": lambda: f"must have at least {bound} items",
+        "maxItems": lambda: f"must have at most {bound} items",
+        "minimum": lambda: f"must be at least {bound}, got {_show(value)}",
+        "maximum": lambda: f"must be at most {bound}, got {_show(value)}",
+        "exclusiveMinimum": lambda: f"must be more than {bound}, got {_show(value)}",
+        "exclusiveMaximum": lambda: f"must be less than {bound}, got {_show(value)}",
+        "format": lambda: f"must be a valid {bound}, got {_show(value)}",
+        "False": lambda: "is not allowed",
+    }.get(str(kind))
+    return path, words() if words else f"breaks {kind}: {error.message}"  # jsonschema's words, the keyword named
 
 
 def _is_object_schema(schema: dict, root: dict) -> bool:
@@ -218,13 +168,6 @@ def _resolve(ref: Any, root: dict) -> Any:
             return None
         node = node[part]
     return node
-
-
-def _same(a: Any, b: Any) -> bool:
-    """JSON equality: True is not 1."""
-    if isinstance(a, bool) or isinstance(b, bool):
-        return type(a) is type(b) and a == b
-    return a == b
 
 
 def _join(path: str, name: str) -> str:

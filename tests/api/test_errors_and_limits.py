@@ -9,14 +9,24 @@ from runtime import errors
 from .conftest import make_client
 
 
-async def test_malformed_json_is_a_422_naming_the_problem(open_app):
+async def test_malformed_json_is_a_400_naming_the_line_and_column(open_app):
     async with make_client(open_app) as http:
         response = await http.post(
-            "/apps/weather/users/alice/sessions", content=b"{not json", headers={"content-type": "application/json"}
-        )
-    body = response.json()
-    assert (response.status_code, body["error"]) == (422, "ValidationError")
-    assert body["errors"][0]["type"] == "json_invalid"
+            "/apps/weather/users/alice/sessions", content=b'{\n  "state": {"a": 1,}\n}',
+            headers={"content-type": "application/json"})
+    assert (response.status_code, response.json()) == (400, {
+        "error": "JSONDecodeError", "line": 2, "column": 20,
+        "detail": "the body is not valid JSON: Expecting property name enclosed in double quotes at line 2 column "
+                  "20 (char 21)"})
+
+
+async def test_a_json_body_sent_without_a_content_type_is_told_to_send_one(open_app):
+    async with make_client(open_app) as http:
+        response = await http.post("/apps/weather/users/alice/sessions", content=b'{"state": {}}')
+    assert (response.status_code, response.json()["detail"]) == (422, (
+        "body: Input should be a valid dictionary or object to extract fields from (the body was not read as JSON: "
+        "send it with the header Content-Type: application/json, e.g. curl -H 'Content-Type: application/json' "
+        "-d '{...}')"))
 
 
 async def test_a_wrong_type_is_a_422_naming_the_field(open_app):

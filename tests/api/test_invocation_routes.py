@@ -137,7 +137,8 @@ async def test_a_response_to_a_call_that_is_not_pending_is_a_409(queue_app):
         {
             "error": "CallNotPendingError",
             "detail": f"function call 'c1' is not pending on invocation {invocation_id!r} "
-            "(never issued as a long-running call, or already answered)",
+            "(never issued as a long-running call, or already answered): it is queued and waits for no answer; "
+            "answers are taken once it parks",
         },
     )
 

@@ -63,6 +63,30 @@ def test_schema_checked_answers_name_the_field(answer, field, words):
     assert isinstance(refused.value, UsageError)  # a 400 over HTTP
 
 
+WHOLE_DRAFT = {"type": "object", "properties": {
+    "due": {"type": "string", "format": "date"},
+    "amount": {"type": "number", "multipleOf": 0.5},
+    "codes": {"type": "array", "uniqueItems": True},
+    "refs": {"type": "object", "minProperties": 1}},
+    "dependentRequired": {"amount": ["due"]}}
+
+
+@pytest.mark.parametrize(("answer", "field", "words"), [
+    ({"due": "next tuesday"}, "due", 'must be a valid date, got "next tuesday"'),
+    ({"due": "2026-12-01", "amount": 1.2}, "amount", "breaks multipleOf: 1.2 is not a multiple of 0.5"),
+    ({"codes": [1, 1]}, "codes", "breaks uniqueItems: [1, 1] has non-unique elements"),
+    ({"refs": {}}, "refs", "breaks minProperties: {} should be non-empty"),
+    ({"amount": 1}, "(the answer)", "breaks dependentRequired: 'due' is a dependency of 'amount'"),
+])
+def test_schema_checked_answers_are_checked_against_the_whole_draft_format_included(answer, field, words):
+    # keywords the hand-written subset left unchecked (format, multipleOf, uniqueItems, minProperties,
+    # dependentRequired): now refused, still naming the field
+    with pytest.raises(AnswerSchemaError) as refused:
+        check_answer("c1", "adk_request_input", WHOLE_DRAFT, answer)
+    assert refused.value.field in (field, "")
+    assert f"field {field!r} {words}" in str(refused.value)
+
+
 def test_schema_checked_answers_that_match_pass():
     check_answer("c1", "adk_request_input", SCHEMA, {"decision": "reject", "amount": 0, "tags": [],
                                                      "who": {"name": "ana"}})

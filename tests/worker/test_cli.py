@@ -12,8 +12,9 @@ from tests.worker.conftest import ROOT
 
 
 def agentq(redis_url: str, *args: str) -> list[dict]:
+    """``agentq ARGS --json``: these tests read the wire form (the readable view: tests/worker/test_cli_readable.py)."""
     result = subprocess.run(
-        [sys.executable, "-m", "agentq.cli", *args], cwd=ROOT, capture_output=True, text=True, timeout=60,
+        [sys.executable, "-m", "agentq.cli", *args, "--json"], cwd=ROOT, capture_output=True, text=True, timeout=60,
         env={**os.environ, "AGENTQ_REDIS_URL": redis_url, "PYTHONPATH": str(ROOT)},
     )
     assert result.returncode == 0, result.stderr
@@ -65,9 +66,12 @@ def test_a_refused_answer_from_the_terminal_is_one_line_naming_the_problem(worke
         capture_output=True, text=True, timeout=60,
         env={**os.environ, "AGENTQ_REDIS_URL": workers.redis_url, "PYTHONPATH": str(ROOT)})
     assert result.returncode == 1
+    [record] = agentq(workers.redis_url, "get", invocation_id)
+    pending = [call["id"] for call in record["pendingCalls"]]
     assert result.stderr.strip().splitlines() == [
         f"agentq approve: function call 'adk-not-a-call' is not pending on invocation {invocation_id!r} (never "
-        f"issued as a long-running call, or already answered); its pending calls: agentq get {invocation_id}"]
+        f"issued as a long-running call, or already answered): it is parked, waiting for {pending!r}; its pending "
+        f"calls: agentq get {invocation_id}"]
 
 
 def test_default_worker_names_differ_even_for_one_host_and_pid():

@@ -16,8 +16,9 @@ QUORUM_OF_TWO = json.dumps({"guarded": {"*": {"quorum": 2}}})
 
 
 def agentq(redis_url: str, *args: str, ok: bool = True) -> subprocess.CompletedProcess:
+    """``agentq ARGS --json``: these tests read the wire form."""
     result = subprocess.run(
-        [sys.executable, "-m", "agentq.cli", *args], cwd=ROOT, capture_output=True, text=True, timeout=60,
+        [sys.executable, "-m", "agentq.cli", *args, "--json"], cwd=ROOT, capture_output=True, text=True, timeout=60,
         env={**os.environ, "AGENTQ_REDIS_URL": redis_url, "PYTHONPATH": str(ROOT),
              "AGENTQ_APPROVAL_POLICY": QUORUM_OF_TWO})
     assert (result.returncode == 0) == ok, result.stderr

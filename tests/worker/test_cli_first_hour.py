@@ -24,16 +24,19 @@ AGENTQ_BIN = Path(sys.executable).parent
 
 
 def run(*args: str, redis_url: str | None = None, cwd: Path = ROOT, timeout: float = 60) -> subprocess.CompletedProcess:
-    """``agentq ARGS``; ``redis_url`` None: no AGENTQ_REDIS_URL, so the embedded redis-server of ``cwd``."""
+    """``agentq ARGS``; ``redis_url`` None: no AGENTQ_REDIS_URL, so the embedded redis-server of
+    ``cwd/.agentq`` (AGENTQ_DATA_DIR: a test never uses the user's own data directory)."""
     return subprocess.run([sys.executable, "-m", "agentq.cli", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=timeout, env=_env(redis_url))
+                          timeout=timeout, env=_env(redis_url, cwd))
 
 
-def _env(redis_url: str | None) -> dict[str, str]:
+def _env(redis_url: str | None, folder: Path | None = None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in ("AGENTQ_REDIS_URL", "AGENTQ_DATA_DIR")}
     env.update(PYTHONPATH=str(ROOT), PATH=f"{AGENTQ_BIN}{os.pathsep}{env.get('PATH', '')}")
     if redis_url:
         env["AGENTQ_REDIS_URL"] = redis_url
+    if folder is not None:
+        env["AGENTQ_DATA_DIR"] = str(folder / ".agentq")
     return env
 
 
@@ -44,7 +47,8 @@ def lines(result: subprocess.CompletedProcess) -> list[dict]:
 
 def park(redis_url: str, user: str) -> dict:
     """An approval invocation of ``user``, parked on ask_for_approval; its enqueue line."""
-    [enqueued, *entries] = lines(run("enqueue", "approval", user, "Please pay 100", "--follow", redis_url=redis_url))
+    [enqueued, *entries] = lines(run("enqueue", "approval", user, "Please pay 100", "--follow", "--json",
+                                    redis_url=redis_url))
     assert [e["data"]["status"] for e in entries if e["kind"] == "status"][-1] == "parked"
     return enqueued
 
@@ -54,18 +58,19 @@ def park(redis_url: str, user: str) -> dict:
 
 def test_inbox_lists_a_users_parked_invocations_with_the_command_that_answers_them(workers, user):
     invocation_id = park(workers.redis_url, user)["invocationId"]
-    [item] = lines(run("inbox", "--user", user, redis_url=workers.redis_url))
+    [item] = lines(run("inbox", "--user", user, "--json", redis_url=workers.redis_url))
     [call] = item.pop("pendingCalls")
     assert (call["name"], call["kind"], call["args"]) == ("ask_for_approval", "long_running", {"amount": 100})
     assert {k: v for k, v in item.items() if k not in ("sessionId", "parkedAt")} == {
         "invocationId": invocation_id, "appName": "approval", "userId": user, "message": "Please pay 100",
         "answerWith": f"agentq respond {invocation_id} {call['id']} '{{\"status\": \"approved\"}}'"}
-    assert lines(run("inbox", "--user", user, "--app", "weather", redis_url=workers.redis_url)) == []
+    assert lines(run("inbox", "--user", user, "--app", "weather", "--json", redis_url=workers.redis_url)) == []
 
 
 def test_inbox_follow_prints_each_invocation_that_parks_until_ctrl_c(workers, user):
     first = park(workers.redis_url, user)["invocationId"]
-    follower = subprocess.Popen([sys.executable, "-m", "agentq.cli", "inbox", "--user", user, "--follow"], cwd=ROOT,
+    follower = subprocess.Popen([sys.executable, "-m", "agentq.cli", "inbox", "--user", user, "--follow", "--json"],
+                                cwd=ROOT,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(workers.redis_url))
     try:
         assert json.loads(follower.stdout.readline())["invocationId"] == first  # what waits already
@@ -104,7 +109,7 @@ def test_status_shows_workers_alive_queue_depth_and_counts_by_status(workers, us
      "agentq respond: argument response: 'not json' is not JSON (Expecting value: line 1 column 1 (char 0)); put "
      """it in single quotes, e.g. '{"status": "approved"}' (see `agentq respond --help`)"""),
     (["frobnicate"], 2, "agentq: argument COMMAND: invalid choice: 'frobnicate' (choose from 'worker', 'enqueue', "
-     "'follow', 'respond', 'approve', 'reject', 'cancel', 'get', 'inbox', 'rewind', 'status', 'scheduler', 'schedules', 'stop', 'keys', 'api', 'demo') "
+     "'follow', 'respond', 'approve', 'reject', 'cancel', 'get', 'inbox', 'list', 'rewind', 'status', 'scheduler', 'schedules', 'stop', 'keys', 'api', 'demo') "
      "(see `agentq --help`)"),
     (["worker", "--app", "no_such_module:app"], 2,
      "agentq worker: cannot import module 'no_such_module' for app 'no_such_module:app': No module named "
@@ -123,9 +128,12 @@ def test_an_unknown_invocation_or_call_is_one_line_naming_the_fix_with_exit_code
         "workers use? `agentq inbox` lists the parked invocations there)"])
     invocation_id = park(workers.redis_url, user)["invocationId"]
     result = run("respond", invocation_id, "wrong-call", '{"status": "approved"}', redis_url=workers.redis_url)
+    [record] = lines(run("get", invocation_id, "--json", redis_url=workers.redis_url))
+    pending = [call["id"] for call in record["pendingCalls"]]
     assert (result.returncode, result.stderr.splitlines()) == (1, [
         f"agentq respond: function call 'wrong-call' is not pending on invocation {invocation_id!r} (never issued "
-        f"as a long-running call, or already answered); its pending calls: agentq get {invocation_id}"])
+        f"as a long-running call, or already answered): it is parked, waiting for {pending!r}; its pending calls: "
+        f"agentq get {invocation_id}"])
 
 
 def test_redis_out_of_reach_is_one_line_and_debug_shows_the_traceback():
@@ -149,18 +157,19 @@ def test_a_client_with_no_url_and_no_embedded_redis_says_how_to_get_one(tmp_path
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("AGENTQ_REDIS_URL", raising=False)
     monkeypatch.delenv("AGENTQ_DATA_DIR", raising=False)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))  # the user's data directory, not this folder
     with pytest.raises(UsageError) as raised:
         SyncAgentqClient()
     assert str(raised.value) == (
         f"no Redis URL: AGENTQ_REDIS_URL is unset and no embedded redis-server runs under "
-        f"{str(tmp_path / '.agentq')!r}; start `agentq worker` or `agentq api` in this directory first, or pass "
-        "a redis:// URL")
+        f"{str(tmp_path / 'data' / 'agentq')!r}; start `agentq worker` or `agentq api` first (with the same "
+        "AGENTQ_DATA_DIR), or pass a redis:// URL")
 
 
 def test_the_api_stopped_with_sigterm_stops_the_embedded_redis_server_it_started(tmp_path):
     port = free_port()
     api = subprocess.Popen([sys.executable, "-m", "agentq.cli", "api", "--app", "reimbursement", "--port", str(port)],
-                           cwd=tmp_path, env=_env(None), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                           cwd=tmp_path, env=_env(None, tmp_path), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         _wait_for(lambda: _healthy(port), api)
         url = (tmp_path / ".agentq" / "redis" / "url").read_text().strip()
@@ -188,20 +197,21 @@ def test_the_readme_myapp_runs_offline_from_the_terminal_and_agentq_stop_ends_wo
     enqueue_line = next(line for line in terminal if line.startswith("agentq enqueue")).split("  #")[0]
     log = (tmp_path / "worker.log").open("wb")
     worker = subprocess.Popen([sys.executable, "-m", "agentq.cli", "worker", "--app", "myapp:app"], cwd=tmp_path,
-                              env=_env(None), stdout=log, stderr=subprocess.STDOUT)
+                              env=_env(None, tmp_path), stdout=log, stderr=subprocess.STDOUT)
     try:
         url_file = tmp_path / ".agentq" / "redis" / "url"
         _wait_for(lambda: url_file.is_file() and json.loads(run("status", "--json", cwd=tmp_path).stdout or "{}")
                   .get("workersAlive") == 1, worker)
         # The README's line, through a shell: single quotes keep "$1200" whole.
-        shell = subprocess.run(["bash", "-c", enqueue_line], cwd=tmp_path, env=_env(None), capture_output=True,
-                               text=True, timeout=60)
+        shell = subprocess.run(["bash", "-c", enqueue_line + " --json"], cwd=tmp_path, env=_env(None, tmp_path),
+                               capture_output=True, text=True, timeout=60)
         [enqueued, *entries] = lines(shell)
         [call] = entries[-1]["data"]["detail"]["pendingCalls"]
         assert (call["name"], call["args"]) == ("ask_for_approval", {"purpose": "a claim", "amount": 1200.0})
 
-        [item] = lines(run("inbox", cwd=tmp_path))
-        answered = subprocess.run(["bash", "-c", item["answerWith"] + " --follow"], cwd=tmp_path, env=_env(None),
+        [item] = lines(run("inbox", "--json", cwd=tmp_path))
+        answered = subprocess.run(["bash", "-c", item["answerWith"] + " --follow --json"], cwd=tmp_path,
+                                  env=_env(None, tmp_path),
                                   capture_output=True, text=True, timeout=60)
         texts = [p["text"] for e in lines(answered) if e.get("kind") == "event" and e["data"].get("content")
                  for p in e["data"]["content"]["parts"] if p.get("text")]
@@ -209,9 +219,9 @@ def test_the_readme_myapp_runs_offline_from_the_terminal_and_agentq_stop_ends_wo
 
         from worker.client import SyncAgentqClient
 
-        monkeypatch.chdir(tmp_path)  # a Python client started here finds the same redis-server by itself
+        monkeypatch.chdir(tmp_path)  # a Python client finds the same redis-server by itself
         monkeypatch.delenv("AGENTQ_REDIS_URL", raising=False)
-        monkeypatch.delenv("AGENTQ_DATA_DIR", raising=False)
+        monkeypatch.setenv("AGENTQ_DATA_DIR", str(tmp_path / ".agentq"))
         with SyncAgentqClient() as client:
             assert client.get(enqueued["invocationId"]).status == "completed"
 

@@ -167,7 +167,8 @@ def test_status_and_inbox_read_a_cluster_store_without_a_broker_url(redis_cluste
          "queueDepths": {"agentq": 0, "agentq.app.approval": 0, "agentq.app.weather": 0},
          "counts": {"queued": 0, "running": 0, "parked": 0, "completed": 0, "failed": 0, "cancelled": 0}})
     assert main(["--redis-url", redis_cluster_url, "inbox"]) == 0
-    assert capsys.readouterr() == ("", "")  # apps announced (the stopped worker's too), nothing parked
+    # apps announced (the stopped worker's too), nothing parked: said so, no warning
+    assert capsys.readouterr() == ("no invocation waits on a person\n", "")
 
 
 async def test_a_reads_only_client_needs_no_broker_on_a_cluster_and_refuses_writes_naming_why(monkeypatch):

@@ -113,7 +113,8 @@ async def test_twenty_concurrent_rollback_senders_leave_one_run_on_a_session_put
 
 
 def _agentq(redis_url: str, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "agentq.cli", *args], cwd=ROOT, capture_output=True, text=True,
+    wire = [] if args[0] == "rewind" else ["--json"]  # the wire form (rewind prints it anyway)
+    return subprocess.run([sys.executable, "-m", "agentq.cli", *args, *wire], cwd=ROOT, capture_output=True, text=True,
                           timeout=60, env={**os.environ, "AGENTQ_REDIS_URL": redis_url, "PYTHONPATH": str(ROOT)})
 
 

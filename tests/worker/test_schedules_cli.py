@@ -15,7 +15,7 @@ from tests.worker.conftest import ROOT
 
 def agentq(redis_url: str, *args: str, code: int = 0) -> subprocess.CompletedProcess:
     result = subprocess.run(
-        [sys.executable, "-m", "agentq.cli", *args], cwd=ROOT, capture_output=True, text=True, timeout=120,
+        [sys.executable, "-m", "agentq.cli", *args, "--json"], cwd=ROOT, capture_output=True, text=True, timeout=120,
         env={**os.environ, "AGENTQ_REDIS_URL": redis_url, "PYTHONPATH": str(ROOT)},
     )
     assert result.returncode == code, result.stderr
