@@ -296,10 +296,34 @@ def _move_to_shards(client, report: MigrationReport) -> None:
 
 
 def _is_cluster(client) -> bool:
-    from .shards import is_cluster_client
+    """True for a sync Redis Cluster client (what this module is handed)."""
+    from redis.cluster import RedisCluster
 
-    return is_cluster_client(client)
+    return isinstance(client, RedisCluster)
 
 
 def _text(value) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def migrate_url(url: str, *, retention_s: float, owner: str, check_only: bool = False,
+                out: Callable[[str], None] = print, progress: Callable[[str], None] | None = None) -> int:
+    """``agentq migrate`` on the store at ``url``: migrate it (or with ``check_only``, compare its layout with
+    this code's), printing through ``out``; the exit code (1: ``check_only`` and the layouts differ)."""
+    from runtime.redis_store.layout import LAYOUTS
+    from runtime.redis_store.redis_url import redis_client_from_url
+
+    client = redis_client_from_url(url, asyncio=False, decode_responses=True)
+    try:
+        version = stored_version(client)
+        if check_only:
+            out(f"store layout {version}: {LAYOUTS.get(version, 'newer than this code')}")
+            out(f"this code   {LAYOUT_VERSION}: {LAYOUTS[LAYOUT_VERSION]}")
+            return 0 if version == LAYOUT_VERSION else 1
+        report = migrate_store(client, retention_s=retention_s, owner=owner, on_batch=progress and (
+            lambda report: progress(f"  ... {report.records} record(s)")))
+        for line in report.lines() if report else [f"layout {LAYOUT_VERSION}: nothing to do"]:
+            out(line)
+        return 0
+    finally:
+        client.close()

@@ -167,6 +167,8 @@ def _new_phase_checks(stack: LocalStack, store: Store, parked: list[str], comple
             assert _get(body, "status") == ("parked" if invocation_id in parked else "completed"), body
             if invocation_id in parked:
                 assert [call["id"] for call in _get(body, "pending_calls")] == [store.call_id(invocation_id)]
+        metrics = http.get("/metrics").text
+        assert "agentq_status_count_underflows 0.0" in metrics, metrics
         inbox = http.get("/inbox", params={"limit": 200}).json()  # what /ui's approver page reads
         assert _get(inbox, "total") == PARKED, inbox
         assert sorted(_get(item, "invocation_id") for item in inbox["invocations"]) == sorted(parked)

@@ -138,7 +138,7 @@ def test_the_worker_modules_the_check_keeps_out_are_found_by_their_raw_redis_fun
             ("worker.inbox", "worker.status_counts", "worker.workers_alive")} == {
         "worker.inbox": ["_merge", "_page", "_slot_groups", "app_wide_page", "fingerprint", "parked_page",
                          "user_pairs"],
-        "worker.status_counts": ["count_by_status"],
+        "worker.status_counts": ["count_by_status", "count_underflows"],
         "worker.workers_alive": ["alive_workers", "announced_apps"],
     }
 
