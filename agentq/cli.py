@@ -15,6 +15,7 @@ from . import (
     inbox_command,
     keys_command,
     list_command,
+    migrate_command,
     rewind_command,
     schedules_command,
     status_command,
@@ -73,6 +74,8 @@ def build_parser() -> argparse.ArgumentParser:
     schedules_command.add_schedules_arguments(sub.add_parser(
         "schedules", help="manage schedules: create, list, get, update, pause, resume, trigger, delete, runs"))
     sub.add_parser("stop", help="stop the api, workers and embedded redis-server of your data directory")
+    migrate_command.add_arguments(sub.add_parser(
+        "migrate", help="bring the store's data layout to this release's (online, resumable; prints what it did)"))
     keys_command.add_arguments(sub.add_parser("keys", help="make API keys (keys create NAME: printed once)"))
     for name, help_text in (("api", "serve the HTTP API"), ("demo", "run the human-approval demo end to end")):
         module = _lazy(name)
@@ -150,9 +153,18 @@ def _run(args: argparse.Namespace) -> int:
         return _status(args, settings)
     from .embedded import ensure_redis
 
+    if args.command == "migrate":
+        local = ensure_redis(settings.redis_url, settings.data_dir)
+        try:
+            return migrate_command.run(args, local.url)
+        finally:
+            local.release()
+    from worker.migrate import require_layout
+
     if args.command == "scheduler":
         local = ensure_redis(settings.redis_url, settings.data_dir, register="scheduler")
         try:
+            require_layout(local.url, who="agentq scheduler", retention_s=settings.retention.settled_s)
             return schedules_command.run_scheduler(args, local.url)
         finally:
             local.release()
@@ -160,6 +172,8 @@ def _run(args: argparse.Namespace) -> int:
     args.resolved_redis_url = local.url
     args.redis_where = describe_redis(local)
     try:
+        # the store's layout: refused if newer than this code, migrated first if older
+        require_layout(local.url, who=f"agentq {args.command}", retention_s=settings.retention.settled_s)
         if args.command == "inbox":
             return inbox_command.run(args, local.url)
         if args.command == "list":

@@ -52,6 +52,13 @@ def run(args: argparse.Namespace, settings) -> int:
     apps = load_apps(parse_specs(args.apps) or settings.apps)
     local = ensure_redis(settings.redis_url, settings.data_dir, register="worker")
     try:
+        from worker.migrate import require_layout
+
+        try:  # the store's layout: refused if newer than this code, migrated first if older
+            require_layout(local.url, who="agentq worker", retention_s=settings.retention.settled_s)
+        except UsageError as exc:
+            print(f"agentq worker: {exc}", file=sys.stderr)
+            return 2
         return _serve(args, settings, apps, local.url, webhooks)
     finally:
         local.release()  # the last agentq process on the embedded redis-server stops it

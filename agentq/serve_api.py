@@ -167,6 +167,14 @@ def run(args: argparse.Namespace) -> int:
     if local.data is not None:
         log.info("agentq api: no AGENTQ_REDIS_URL, using the embedded redis-server at %s", local.url)
     try:
+        from worker.migrate import require_layout
+        from worker.retention import RetentionPolicy
+
+        try:  # the store's layout: refused if newer than this code, migrated first if older
+            require_layout(local.url, who="agentq api", retention_s=RetentionPolicy.from_env().settled_s)
+        except UsageError as exc:
+            log.error("agentq api: %s", exc)
+            return 2
         return _serve(args, local.url, log_level)
     except _Stopped:
         return 0

@@ -55,6 +55,11 @@ class Metrics:
             ["status"],
             registry=self.registry,
         )
+        self.count_underflows = Gauge(
+            "agentq_status_count_underflows",
+            "Transitions that would have moved a status count below zero (a bug: the counter was left at 0)",
+            registry=self.registry,
+        )
         self.queue_depth = Gauge(
             "agentq_queue_depth", "Run jobs waiting in the broker queue", ["queue"], registry=self.registry
         )
@@ -73,6 +78,8 @@ class Metrics:
             self.invocations.labels(status=status).set(count)
         for queue, depth in stats.get("queue_depth", {}).items():
             self.queue_depth.labels(queue=queue).set(depth)
+        if "status_count_underflows" in stats:
+            self.count_underflows.set(stats["status_count_underflows"])
         if "webhooks" in stats:
             self.webhooks.update(stats["webhooks"])
 

@@ -16,6 +16,7 @@ def client_stats_provider(client: Any, apps: list[str] | None = None):
             "invocations": {status: float(count) for status, count in counts.items()},
             "queue_depth": {queue: float(depth) for queue, depth in (await client.ops.queue_depths(apps)).items()},
             "webhooks": await client.ops.webhook_stats(),
+            "status_count_underflows": float(await client.ops.status_count_underflows()),
         }
 
     return provider

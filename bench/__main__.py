@@ -31,6 +31,7 @@ PARTS = {
     "oauth": ["bench.oauth_bench"],
     "fairness": ["bench.fairness_bench"],
     "reaper_shards": ["bench.reaper_shards_bench"],
+    "migrate": ["bench.migrate_bench"],
 }
 
 

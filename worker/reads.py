@@ -16,7 +16,7 @@ from runtime.redis_store import keys
 from runtime.redis_store.codec import text
 
 from . import inbox, inbox_feed, shards, webhook_outbox
-from .status_counts import count_by_status
+from .status_counts import count_by_status, count_underflows
 from .workers_alive import AliveWorker, alive_workers, announced_apps
 
 if TYPE_CHECKING:
@@ -80,6 +80,10 @@ class OpsReads:
         (``worker.status_counts.count_by_status``)."""
         return await count_by_status(self._store.redis, cluster=self._store.clients.is_cluster, apps=apps,
                                      users=users)
+
+    async def status_count_underflows(self) -> int:
+        """Transitions that would have moved a status count below zero (a bug; 0 when the counts are exact)."""
+        return await count_underflows(self._store.redis, cluster=self._store.clients.is_cluster)
 
     async def webhook_stats(self) -> dict[str, float]:
         """The webhook outbox's counters and sizes (``worker.webhook_outbox.stats``)."""

@@ -44,3 +44,15 @@ async def count_by_status(redis: Any, *, cluster: bool, apps: list[str] | None =
         for n, status in enumerate(STATUSES):
             counts[status] += sum(int(value or 0) for value in reply[n * per_status : (n + 1) * per_status])
     return counts
+
+
+UNDERFLOWS = "!underflows"
+"""The field of ``keys.status_counts`` counting transitions that would have moved a counter below zero (a bug;
+``lua/lib/status_counts.lua`` leaves the counter at zero and logs it in the Redis log)."""
+
+
+async def count_underflows(redis: Any, *, cluster: bool) -> int:
+    """How many times a status count would have gone below zero, over every shard in use (0 when exact)."""
+    shards = await in_use(redis, cluster=cluster)
+    replies = await asyncio.gather(*(redis.hget(keys.status_counts(shard), UNDERFLOWS) for shard in shards))
+    return sum(int(value or 0) for value in replies)

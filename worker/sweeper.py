@@ -71,30 +71,62 @@ async def _sweep_invocations(store, shard: str, now_ms: int) -> int:
     probes = [("HMGET", keys.invocation(app, user, invocation_id), "status", "finished_at", "updated_at",
                "retention_s") for invocation_id, (app, user, _) in where.items()]
     commands: list[tuple] = []
-    forgets = []
+    forgets: list[tuple[str, str, str]] = []
     for (invocation_id, (app, user, _)), reply in zip(where.items(), await store.batch(*probes), strict=True):
         if isinstance(reply, Exception):
             commands.append(("ZADD", due, now_ms + 1000, invocation_id))  # look again soon
             continue
         status, finished_at, updated_at, retention = reply
-        keep_ms = int(float(retention or store.retention.settled_s) * 1000)
+        keep_ms = _retention_ms(retention, store.retention.settled_s)
         if status is not None and status not in FINAL:
             commands.append(("ZADD", due, now_ms + keep_ms, invocation_id))
             continue
         if status is not None:
-            due_ms = int(float(finished_at or updated_at or 0) * 1000) + keep_ms
+            due_ms = int(_seconds(finished_at or updated_at) * 1000) + keep_ms
             if due_ms > now_ms:
                 commands.append(("ZADD", due, due_ms, invocation_id))
                 continue
-        forgets.append(_forget(store, app, user, invocation_id))
+        forgets.append((app, user, invocation_id))
+    # pipelined on the mux connection, the script loaded if Redis lost it; one entry's failure (a record of a
+    # shape this code does not expect) is that entry's alone: it is looked at again later, the rest go on
+    replies = await asyncio.gather(*(_forget(store, app, user, invocation_id) for app, user, invocation_id in forgets),
+                                   return_exceptions=True)
+    for (app, user, invocation_id), reply in zip(forgets, replies, strict=True):
+        if isinstance(reply, BaseException):
+            log.error("retention: could not forget invocation %r of %r/%r (looked at again in %gs): %s",
+                      invocation_id, app, user, RETRY_FAILED_S, reply)
+            commands.append(("ZADD", due, now_ms + int(RETRY_FAILED_S * 1000), invocation_id))
+            continue
         # its index and audit entries live outside its user's tag on a Cluster: after the script, in one batch
         commands += [("HDEL", store.index_key(invocation_id), invocation_id),
                      ("ZREM", keys.app_audit(app), dumps([user, invocation_id]))]
-    await asyncio.gather(*forgets)  # pipelined on the mux connection, the script loaded if Redis lost it
-    for reply in await store.batch(*commands):
-        if isinstance(reply, Exception):
-            raise reply
+    failed = [(command, reply) for command, reply in zip(commands, await store.batch(*commands), strict=True)
+              if isinstance(reply, Exception)]
+    for command, reply in failed:  # each command is one entry's bookkeeping: the others' stand
+        log.error("retention: %s %r failed: %s", command[0], command[1], reply)
+    if failed:
+        raise failed[0][1]
     return len(ids)
+
+
+RETRY_FAILED_S = 60.0
+"""How soon an entry whose forget failed is looked at again."""
+
+
+def _seconds(raw) -> float:
+    """A timestamp field as seconds (0 when missing or not a number: an older record's shape)."""
+    try:
+        return float(raw or 0)
+    except ValueError:
+        return 0.0
+
+
+def _retention_ms(raw, default_s: float) -> int:
+    """A record's own retention (``retention_s``, absent on older records) in ms, else the policy's."""
+    try:
+        return int(float(raw or default_s) * 1000)
+    except ValueError:
+        return int(default_s * 1000)
 
 
 def _forget(store, app: str, user: str, invocation_id: str):

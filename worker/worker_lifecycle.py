@@ -40,7 +40,10 @@ def attach(app: Any, build_host: Callable[[str], worker_host.WorkerHost]) -> Non
         if sender.app is not app or not built:
             return
         host = built[0]
-        entry = {"pid": os.getpid(), "apps": sorted(host.apps), "started_at": time.time()}
+        from runtime.redis_store.layout import LAYOUT_VERSION
+
+        # the layout tells a starting process of another release that this one is alive (worker.migrate)
+        entry = {"pid": os.getpid(), "apps": sorted(host.apps), "started_at": time.time(), "layout": LAYOUT_VERSION}
         with _store_client(host) as client:
             workers_alive.announce(client, host.config.worker_name, entry)  # alive (beating) once announced
         log.info("worker %s: ready", host.config.worker_name)

@@ -125,3 +125,32 @@ async def client(worker_redis, monkeypatch):
 def user() -> str:
     """A user id no other test uses, so tests share the redis-server without seeing each other."""
     return "u-" + uuid.uuid4().hex[:8]
+
+
+def _underflows(url: str) -> int:
+    """``!underflows`` of the status counts on one node (worker.status_counts.UNDERFLOWS)."""
+    import redis
+
+    from worker.status_counts import UNDERFLOWS
+
+    client = redis.Redis.from_url(url)
+    try:
+        return int(client.hget(keys.status_counts(), UNDERFLOWS) or 0)
+    finally:
+        client.close()
+
+
+@pytest.fixture(autouse=True)
+def no_status_count_goes_below_zero(request):
+    """Fails the test during which a transition would have moved a status count below zero (the scripts leave
+    it at zero and count it: a bug, never a silent one), on the package's redis-server or the shared one."""
+    urls = []
+    if "worker_redis" in request.fixturenames:
+        urls.append(request.getfixturevalue("worker_redis").url)
+    if "redis_url" in request.fixturenames:
+        urls.append(request.getfixturevalue("redis_url"))
+    before = {url: _underflows(url) for url in urls}
+    yield
+    for url in urls:
+        grown = _underflows(url) - before[url]
+        assert grown == 0, f"{grown} status count(s) would have gone below zero on {url!r} (see its Redis log)"

@@ -138,7 +138,7 @@ def test_the_worker_modules_the_check_keeps_out_are_found_by_their_raw_redis_fun
             ("worker.inbox", "worker.status_counts", "worker.workers_alive")} == {
         "worker.inbox": ["_merge", "_page", "_slot_groups", "app_wide_page", "fingerprint", "parked_page",
                          "user_pairs"],
-        "worker.status_counts": ["count_by_status"],
+        "worker.status_counts": ["count_by_status", "count_underflows"],
         "worker.workers_alive": ["alive_workers", "announced_apps"],
     }
 
@@ -149,12 +149,13 @@ def test_the_worker_modules_the_check_keeps_out_are_found_by_their_raw_redis_fun
 def test_status_and_inbox_read_a_cluster_store_without_a_broker_url(redis_cluster_url, monkeypatch, capsys):
     from agentq.cli import main
     from runtime.redis_store import keys
+    from runtime.redis_store.layout import LAYOUT_VERSION
     from runtime.redis_store.redis_url import redis_client_from_url
     from worker.workers_alive import beats_shard
 
     monkeypatch.delenv("AGENTQ_BROKER_URL", raising=False)  # the CLI's reads need no broker, as before
     with redis_client_from_url(redis_cluster_url, asyncio=False) as redis:
-        redis.hset(keys.workers(), "alive-1", json.dumps({"apps": ["approval"]}))
+        redis.hset(keys.workers(), "alive-1", json.dumps({"apps": ["approval"], "layout": LAYOUT_VERSION}))
         redis.hset(keys.workers(), "stopped-1", json.dumps({"apps": ["weather"]}))  # announced, never beat
         beats = keys.workers_alive(beats_shard("alive-1", cluster=True))  # as the worker's own beat writes it
         redis.zadd(beats, {"alive-1": int(time.time() * 1000)})

@@ -8,7 +8,8 @@
 -- counts stay exact. Returns 'forgotten', or the status of a record that is not final (nothing is removed).
 local status = redis.call('HGET', KEYS[1], 'status')
 if status and status ~= 'completed' and status ~= 'failed' and status ~= 'cancelled' then return status end
-count_move(KEYS[7], KEYS[1], status, nil)
+-- A record already gone (an older layout's TTL expired it) has no count to remove, only its traces.
+if status then count_move(KEYS[7], KEYS[1], status, nil) end
 redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
 redis.call('ZREM', KEYS[4], ARGV[1])
 redis.call('ZREM', KEYS[5], ARGV[1])

@@ -9,13 +9,31 @@ local function count_escape(name)
 end
 local function count_bump(counts, field, by)
   -- a counter back at zero leaves the hash, so it holds only the users and apps with invocations
-  if redis.call('HINCRBY', counts, field, by) == 0 then redis.call('HDEL', counts, field) end
+  local now = redis.call('HINCRBY', counts, field, by)
+  if now < 0 then
+    -- a bug: a transition from a status this invocation was never counted in. Undone (the counter stays at
+    -- zero), logged, and counted in '!underflows' (agentq_status_count_underflows_total on /metrics)
+    redis.call('HINCRBY', counts, field, -by)
+    redis.call('HINCRBY', counts, '!underflows', 1)
+    redis.log(redis.LOG_WARNING, 'agentq: status count ' .. field .. ' would go below zero; left at 0')
+    now = 0
+  end
+  if now == 0 then redis.call('HDEL', counts, field) end
 end
 -- Move the invocation of ``record`` from status ``from`` to ``to`` (either may be nil: created, removed).
 -- Call it while the record still has its app_name and user_id.
+-- A counted record carries ``counted`` = '1' (set here when it enters its first counted status): a record
+-- written before counts existed (an older layout, runtime/redis_store/layout.py) is counted by its first
+-- transition or by the migration, whichever comes first, never twice, and never subtracted before.
 local function count_move(counts, record, from, to)
   if from == to then return end
-  local who = redis.call('HMGET', record, 'app_name', 'user_id')
+  local who = redis.call('HMGET', record, 'app_name', 'user_id', 'counted')
+  if not who[1] or not who[2] then return end  -- the record is gone (or never had an owner): nothing to count
+  if not who[3] then
+    from = nil  -- never counted in any status
+    if not to then return end
+    redis.call('HSET', record, 'counted', '1')
+  end
   local app = count_escape(who[1])
   local user = 'u:' .. app .. '/' .. count_escape(who[2]) .. ':'
   app = 'a:' .. app .. ':'

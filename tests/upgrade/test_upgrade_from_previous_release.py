@@ -1,0 +1,252 @@
+"""An upgrade as an operator does it (issue 25): the previous release (tests/upgrade/previous_release.txt) parks
+approvals and completes invocations on a real redis-server (AOF on); this version takes over the same Redis, kept
+running and then restarted from its AOF. Nothing is lost: every old invocation reads back, every old approval is
+in the wide inbox (what /ui shows) and is answered to completion exactly once with its history, the counts equal
+a scan of the records, and old records are swept by retention. A mixed fleet (a new worker beside a worker of the
+previous release) is refused, naming both layouts.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from collections import Counter
+from pathlib import Path
+
+import httpx
+import pytest
+
+from agentq.local_stack import LocalStack
+from runtime.redis_store import keys
+from runtime.redis_store.layout import LAYOUT_VERSION
+from runtime.redis_store.redis_url import redis_client_from_url
+from runtime.statuses import STATUSES
+from worker.status_counts import UNDERFLOWS, count_fields
+
+from . import previous_release
+
+APP = "tests.worker.apps:approval_app"
+ENQUEUE_WITH_SHORT_RETENTION = """
+import sys
+from worker.client import SyncAgentqClient
+from worker.retention import RetentionPolicy
+with SyncAgentqClient(retention=RetentionPolicy(settled_s=1)) as client:
+    session = client.create_session("approval", sys.argv[1]).id
+    print(client.enqueue("approval", sys.argv[1], session, "pay soon", None))
+"""
+"""Run by the previous release's Python: one invocation stamped with a 1 s retention."""
+USER = "upgrader"
+PARKED, COMPLETED = 5, 5
+
+
+@pytest.fixture(scope="module")
+def previous():
+    try:
+        return previous_release.ensure()
+    except previous_release.Unavailable as exc:
+        pytest.skip(f"the previous release cannot be installed here: {exc}")
+
+
+def _until(what: str, check, within_s: float = 90.0, then=lambda: ""):
+    """Poll ``check`` until it returns something true (processes and clocks at work; nothing here times them);
+    ``then``: what the failure says besides."""
+    deadline = time.monotonic() + within_s
+    while True:
+        value = check()
+        if value:
+            return value
+        assert time.monotonic() < deadline, f"never happened: {what} {then()}"
+        time.sleep(0.1)
+
+
+def _get(body: dict, name: str):
+    """A field of an API body, camelCase or snake_case."""
+    camel = name.split("_")[0] + "".join(part.title() for part in name.split("_")[1:])
+    return body[camel] if camel in body else body.get(name)
+
+
+class Store:
+    """Direct reads of the store (what the previous release wrote is read as bytes on disk would be)."""
+
+    def __init__(self, url: str):
+        self.client = redis_client_from_url(url, asyncio=False, decode_responses=True)
+
+    def record(self, invocation_id: str) -> dict[str, str]:
+        return self.client.hgetall(keys.invocation("approval", USER, invocation_id))
+
+    def status(self, invocation_id: str) -> str | None:
+        return self.client.hget(keys.invocation("approval", USER, invocation_id), "status")
+
+    def call_id(self, invocation_id: str) -> str:
+        return next(name[2:] for name in self.record(invocation_id) if name.startswith("p:"))
+
+    def traces(self, invocation_id: str) -> dict:
+        """What names the invocation in the store (nothing once retention swept it)."""
+        found = {"record": self.client.exists(keys.invocation("approval", USER, invocation_id)),
+                 "index": self.client.hget(keys.invocation_index(), invocation_id),
+                 "listed": self.client.zscore(keys.user_invocations("approval", USER), invocation_id),
+                 "retention_due": self.client.zscore(keys.retention_due(), invocation_id)}
+        return {name: value for name, value in found.items() if value} | (
+            {"now_ms": int(time.time() * 1000), "record_fields": self.record(invocation_id)}
+            if found["record"] else {})
+
+    def side_effects(self, invocation_id: str) -> Counter:
+        counts = self.client.hgetall(f"test:side_effects:{invocation_id}")
+        return Counter({field.split(":")[0]: int(n) for field, n in counts.items()})
+
+    def counts_equal_a_scan(self) -> dict[str, int]:
+        truth: Counter = Counter()
+        for key in self.client.scan_iter(match="agentq:{*}:i:*", count=1000):
+            if not key.endswith((":journal", ":settled")):
+                truth[self.client.hget(key, "status")] += 1
+        fields = count_fields()
+        counted = dict(zip(STATUSES, (int(v or 0) for v in self.client.hmget(
+            keys.status_counts(), [fields[status][0] for status in STATUSES])), strict=True))
+        assert counted == {status: truth[status] for status in STATUSES}
+        assert self.client.hget(keys.status_counts(), UNDERFLOWS) is None
+        negative = {f: v for f, v in self.client.hgetall(keys.status_counts()).items() if int(v) < 0}
+        assert not negative
+        return counted
+
+
+def _old_phase(previous, stack: LocalStack, store: Store) -> tuple[list[str], list[str], str]:
+    """The previous release's worker parks PARKED + COMPLETED approvals; COMPLETED of them are answered with its
+    CLI and complete. One more is enqueued with a 1 s retention and completed: its record expires by the
+    previous release's TTL (whatever it leaves behind, index or listing entries, the sweepers remove).
+    Returns (parked ids, completed ids, the expired one's id)."""
+    env = previous.env(stack.redis.url)
+    log = open(stack.data_dir / "old-worker.log", "ab")  # noqa: SIM115 - closed with the process below
+    old_worker = subprocess.Popen(previous.agentq("worker", "--app", APP), cwd=previous.src, env=env, stdout=log,
+                                  stderr=subprocess.STDOUT, start_new_session=True)
+
+    def old_agentq(*argv: str, **extra_env: str) -> str:
+        done = subprocess.run(previous.agentq(*argv), cwd=previous.src, env={**env, **extra_env},
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done
+        return done.stdout
+
+    try:
+        ids = [json.loads(old_agentq("enqueue", "approval", USER, f"pay {n}").splitlines()[-1])["invocationId"]
+               for n in range(PARKED + COMPLETED)]
+        # its CLI stamps records with the default retention whatever the settings: its client library does it
+        done = subprocess.run([str(previous.python), "-c", ENQUEUE_WITH_SHORT_RETENTION, USER], cwd=previous.src,
+                              env=env, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done
+        expired = done.stdout.split()[-1]
+        for invocation_id in [*ids, expired]:
+            _until(f"{invocation_id} parked by the previous release", lambda i=invocation_id: (
+                store.status(i) == "parked"))
+        answered, waiting = ids[:COMPLETED], ids[COMPLETED:]
+        for invocation_id in [*answered, expired]:
+            old_agentq("respond", invocation_id, store.call_id(invocation_id), json.dumps({"approved": True}))
+        for invocation_id in answered:
+            _until(f"{invocation_id} completed by the previous release", lambda i=invocation_id: (
+                store.status(i) == "completed"))
+        _until(f"{expired} expired by the previous release's TTL", lambda: not store.record(expired))
+        _a_new_worker_refuses_to_run_beside_it(stack)
+    finally:
+        LocalStack.stop_process(old_worker)
+        log.close()
+    return waiting, answered, expired
+
+
+def _a_new_worker_refuses_to_run_beside_it(stack: LocalStack) -> None:
+    worker = stack.start_worker()
+    assert worker.wait(timeout=120) == 2, stack.log_tail("worker0")
+    stack.workers.remove(worker)
+    said = stack.log_tail("worker0")
+    assert "(layout 0)" in said and f"this code is layout {LAYOUT_VERSION}" in said, said
+
+
+def _new_phase_checks(stack: LocalStack, store: Store, parked: list[str], completed: list[str]) -> None:
+    """Every old invocation reads back; every old approval is in the wide inbox; the counts equal a scan."""
+    with httpx.Client(base_url=stack.base_url, timeout=30) as http:
+        for invocation_id in parked + completed:
+            body = http.get(f"/invocations/{invocation_id}").json()
+            assert _get(body, "status") == ("parked" if invocation_id in parked else "completed"), body
+            if invocation_id in parked:
+                assert [call["id"] for call in _get(body, "pending_calls")] == [store.call_id(invocation_id)]
+        metrics = http.get("/metrics").text
+        assert "agentq_status_count_underflows 0.0" in metrics, metrics
+        inbox = http.get("/inbox", params={"limit": 200}).json()  # what /ui's approver page reads
+        assert _get(inbox, "total") == PARKED, inbox
+        assert sorted(_get(item, "invocation_id") for item in inbox["invocations"]) == sorted(parked)
+    assert store.counts_equal_a_scan() == {**dict.fromkeys(STATUSES, 0), "parked": PARKED, "completed": COMPLETED}
+
+
+@pytest.mark.timeout(900)
+def test_the_previous_releases_approvals_counts_and_records_carry_over_to_this_version(previous, tmp_path):
+    stack = LocalStack(tmp_path / "stack", apps=[APP])
+    stack.data_dir.mkdir(parents=True)
+    stack.redis.start()
+    store = Store(stack.redis.url)
+    try:
+        parked, completed, expired = _old_phase(previous, stack, store)
+        call_ids = {invocation_id: store.call_id(invocation_id) for invocation_id in parked}
+
+        # this version on the same Redis, kept running: it migrates at first start
+        stack.start_worker()
+        stack.start_api()
+        _until("the store migrated", lambda: store.client.hget("agentq:layout", "version") == str(LAYOUT_VERSION))
+        _new_phase_checks(stack, store, parked, completed)
+
+        # ... and on the same Redis restarted from its AOF
+        stack.stop_process(stack.api)
+        for worker in stack.workers:
+            stack.stop_process(worker)
+        stack.workers.clear()
+        before = sorted(store.client.scan_iter(match="agentq:*", count=1000))
+        stack.redis.stop()
+        stack.redis.start()
+        assert sorted(store.client.scan_iter(match="agentq:*", count=1000)) == before  # all back from the AOF
+        stack.start_worker()
+        stack.start_api()
+        _new_phase_checks(stack, store, parked, completed)
+
+        # every old approval answered through this version's API completes once, with its history
+        with httpx.Client(base_url=stack.base_url, timeout=30) as http:
+            for invocation_id in parked:
+                answer = {"functionResponses": [{"id": call_ids[invocation_id], "name": "ask_for_approval",
+                                                 "response": {"approved": True}}]}
+                reply = http.post(f"/invocations/{invocation_id}/function-responses", json=answer)
+                assert reply.status_code == 202, reply.text
+            for invocation_id in parked:
+                body = _until(f"{invocation_id} completed by this version", lambda i=invocation_id: (
+                    (b := http.get(f"/invocations/{i}").json()) and _get(b, "status") == "completed" and b))
+                assert store.side_effects(invocation_id) == Counter(ask_for_approval=1, pay=1)
+                session = http.get(f"/apps/approval/users/{USER}/sessions/{_get(body, 'session_id')}").json()
+                texts = [part.get("text") for event in session["events"]
+                         for part in (event.get("content") or {}).get("parts", [])]
+                calls = [(part.get("functionCall") or part.get("function_call") or {}).get("name")
+                         for event in session["events"] for part in (event.get("content") or {}).get("parts", [])]
+                assert calls.count("ask_for_approval") == 1 and calls.count("pay") == 1, calls
+                assert texts[0].startswith("pay ") and texts[-1] == "Paid 100.", texts
+                again = http.post(f"/invocations/{invocation_id}/function-responses", json={
+                    "functionResponses": [{"id": call_ids[invocation_id], "name": "ask_for_approval",
+                                           "response": {"approved": True}}]})
+                assert again.status_code == 409, again.text  # answered once: nothing left to answer
+            assert _get(http.get("/inbox").json(), "total") == 0
+        for invocation_id in completed:
+            assert store.side_effects(invocation_id) == Counter(ask_for_approval=1, pay=1)
+        store.counts_equal_a_scan()
+
+        # retention: the expired old record's leftovers are swept; every other old record has no TTL any more
+        # (only retention removes it, with its count) and is due when its own retention ends after it finished
+        _until(f"{expired}'s index and listing entries swept", lambda: not store.traces(expired),
+               then=lambda: store.traces(expired))
+        for invocation_id in parked + completed:
+            record = store.record(invocation_id)
+            assert store.client.pttl(keys.invocation("approval", USER, invocation_id)) == -1
+            ends_ms = int(float(record["finished_at"]) * 1000) + int(float(record["retention_s"]) * 1000)
+            due_ms = store.client.zscore(keys.retention_due(), invocation_id)
+            # looked at no later than that (then kept until it: worker.sweeper puts it back at its end)
+            assert due_ms <= ends_ms, (due_ms, ends_ms, record)
+    finally:
+        for name in ("api", *(f"worker{n}" for n in range(len(stack.workers)))):
+            print(f"--- {name}\n{stack.log_tail(name)}")
+        stack.stop()
+        store.client.close()
+        old_log = Path(stack.data_dir / "old-worker.log")
+        if old_log.exists():
+            print("--- old worker\n" + old_log.read_text(errors="replace")[-3000:])

@@ -1,0 +1,194 @@
+"""Layout migrations (worker.migrate, ``agentq migrate``) on a real redis-server, and the refusals at start.
+
+A store "as the previous release left it" is made here from records of this one by taking off what the previous
+release did not write (counts, 'counted' markers, the app-wide parked index, retention entries) and putting back
+its TTL on final records; tests/upgrade runs the previous release itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from runtime.redis_store import keys
+from runtime.redis_store.layout import LAYOUT_VERSION, layout_key
+from runtime.redis_store.redis_url import redis_client_from_url
+from runtime.statuses import STATUSES
+from worker import migrate
+from worker.codec import dumps
+from worker.record import PendingCall
+from worker.retention import RetentionPolicy
+from worker.status_counts import UNDERFLOWS, count_by_status
+from worker.store import InvocationStore
+
+from .test_lifecycle import RecordingCelery
+from .test_retention import _run
+
+ROOT = Path(__file__).resolve().parents[2]
+USERS = ("ann", "bob/x", "cé")
+
+
+@pytest.fixture
+async def store(redis_url):
+    store = InvocationStore(redis_url, celery_app=RecordingCelery(), retention=RetentionPolicy(settled_s=3600))
+    yield store
+    await store.aclose()
+
+
+@pytest.fixture
+def sync_client(redis_url):
+    client = redis_client_from_url(redis_url, asyncio=False, decode_responses=True)
+    yield client
+    client.close()
+
+
+async def _previous_release_store(store, per_user: int = 4) -> dict[str, list[str]]:
+    """Queued, parked and completed invocations for USERS, then what the previous release did not write taken
+    off; their ids by status."""
+    ids: dict[str, list[str]] = {"queued": [], "parked": [], "completed": []}
+    for user in USERS:
+        for n in range(per_user):
+            session = f"s{n}"
+            await store.create_session("app", user, session)
+            invocation_id = await store.enqueue("app", user, session, "hi", None, None)
+            status = ("completed", "parked", "queued", "completed")[n % 4]
+            if status != "queued":
+                await _run(store, invocation_id, status, [PendingCall(id="c1", name="approve")] if
+                           status == "parked" else [])
+            ids[status].append(invocation_id)
+    redis = store.redis
+    async for key in redis.scan_iter(match="agentq:{*}:i:*"):
+        if key.endswith((":journal", ":settled")):
+            continue
+        await redis.hdel(key, "counted")
+        if await redis.hget(key, "status") == "completed":
+            await redis.pexpire(key, 3_600_000)  # the previous release's TTL on a final record
+    await redis.delete(keys.status_counts(), keys.app_parked("app"), keys.retention_due(), layout_key())
+    return ids
+
+
+async def _assert_counts_equal_a_scan(store) -> None:
+    truth: Counter = Counter()
+    async for key in store.redis.scan_iter(match="agentq:{*}:i:*"):
+        if not key.endswith((":journal", ":settled")):
+            app, user, status = await store.redis.hmget(key, "app_name", "user_id", "status")
+            truth.update([("all", status), ((app, user), status)])
+    assert await count_by_status(store.redis, cluster=False) == {s: truth["all", s] for s in STATUSES}
+    for user in USERS:
+        assert await count_by_status(store.redis, cluster=False, apps=["app"], users=[user]) == {
+            s: truth[("app", user), s] for s in STATUSES}, user
+
+
+async def test_a_migration_counts_indexes_and_hands_ttls_to_retention_and_a_second_one_does_nothing(
+        store, sync_client):
+    ids = await _previous_release_store(store)
+    report = migrate.migrate_store(sync_client, retention_s=3600, owner="test")
+    assert (report.from_version, report.to_version) == (0, LAYOUT_VERSION)
+    assert report.records == report.counted == 12
+    assert report.indexed == len(ids["parked"]) == 3
+    assert report.persisted == len(ids["completed"]) == 6
+    assert report.due == 12
+    await _assert_counts_equal_a_scan(store)
+    members = await store.redis.zrange(keys.app_parked("app"), 0, -1)
+    assert sorted(members) == sorted(dumps([user, i]) for user, i in zip(USERS, ids["parked"], strict=True))
+    for invocation_id in ids["completed"]:
+        app, user, _ = json.loads(await store.redis.hget(keys.invocation_index(), invocation_id))
+        assert await store.redis.pttl(keys.invocation(app, user, invocation_id)) == -1
+        assert await store.redis.zscore(keys.retention_due(), invocation_id) is not None
+    assert await store.redis.hget(layout_key(), "version") == str(LAYOUT_VERSION)
+    assert migrate.migrate_store(sync_client, retention_s=3600, owner="test") is None  # at the layout already
+    await store.redis.hdel(layout_key(), "version")
+    again = migrate.migrate_store(sync_client, retention_s=3600, owner="test")
+    assert (again.records, again.counted, again.indexed, again.persisted, again.due) == (12, 0, 0, 0, 0)
+    await _assert_counts_equal_a_scan(store)
+
+
+async def test_parked_invocations_answered_while_a_migration_runs_are_counted_once(store, sync_client,
+                                                                                    monkeypatch):
+    ids = await _previous_release_store(store)
+    monkeypatch.setattr(migrate, "SCAN_COUNT", 2)
+    loop = asyncio.get_running_loop()
+    waiting = list(ids["parked"])
+
+    def answer_one_between_batches(_report) -> None:  # an approver answers while the migration goes on
+        if waiting:
+            answer = store.respond(waiting.pop(), [{"id": "c1", "name": "approve", "response": {"ok": True}}])
+            assert asyncio.run_coroutine_threadsafe(answer, loop).result(timeout=30).status == "queued"
+
+    await asyncio.to_thread(migrate.migrate_store, sync_client, retention_s=3600, owner="test",
+                            on_batch=answer_one_between_batches)
+    assert not waiting
+    await _assert_counts_equal_a_scan(store)
+    assert await store.redis.hget(keys.status_counts(), UNDERFLOWS) is None
+
+
+async def test_a_stopped_migration_goes_on_from_where_it_stopped(store, sync_client, monkeypatch):
+    await _previous_release_store(store)
+    monkeypatch.setattr(migrate, "SCAN_COUNT", 2)
+    batches = []
+
+    def stop_after_two(report) -> None:
+        batches.append(report.records)
+        if len(batches) == 2:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        migrate.migrate_store(sync_client, retention_s=3600, owner="test", on_batch=stop_after_two)
+    assert await store.redis.hget(layout_key(), "cursor") not in (None, "0")
+    assert await store.redis.get("agentq:layout:migrating") is None  # the lock is let go
+    report = migrate.migrate_store(sync_client, retention_s=3600, owner="test")
+    assert report.resumed
+    assert report.records + batches[-1] >= 12
+    await _assert_counts_equal_a_scan(store)
+
+
+def _agentq(redis_url: str, *argv: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "agentq.cli", *argv], capture_output=True, text=True, timeout=120,
+                          cwd=ROOT, env={**os.environ, "AGENTQ_REDIS_URL": redis_url, "PYTHONPATH": str(ROOT),
+                                         **(env or {})})
+
+
+@pytest.mark.parametrize("command", [["worker", "--app", "tests.worker.apps:approval_app"], ["api"], ["scheduler"],
+                                     ["get", "e-1"]])
+def test_every_process_refuses_a_store_of_a_newer_layout_naming_both_versions(redis_url, sync_client, command):
+    sync_client.hset(layout_key(), "version", LAYOUT_VERSION + 1)
+    done = _agentq(redis_url, *command)
+    assert done.returncode == 2, done
+    said = done.stderr
+    assert f"version {LAYOUT_VERSION + 1}, newer than this code's {LAYOUT_VERSION}" in said, said
+
+
+def test_a_process_refuses_an_older_store_when_migrating_at_start_is_off_and_agentq_migrate_brings_it_forward(
+        redis_url, sync_client):
+    sync_client.hset("agentq:{app/ann}:i:e-old", mapping={"app_name": "app", "user_id": "ann", "status": "parked",
+                                                          "created_at": "1.5", "session_id": "s"})
+    refused = _agentq(redis_url, "get", "e-old", env={"AGENTQ_MIGRATE_AT_START": "off"})
+    assert refused.returncode == 2, refused
+    assert f"version 0, older than this code's {LAYOUT_VERSION}" in refused.stderr
+    assert "agentq migrate" in refused.stderr
+    done = _agentq(redis_url, "migrate")
+    assert done.returncode == 0, done
+    assert f"layout 0 -> {LAYOUT_VERSION}" in done.stdout
+    assert "1 counted in the status counts" in done.stdout
+    assert "per 100,000 invocations" in done.stdout
+    assert sync_client.hget(keys.status_counts(), "parked") == "1"
+    assert _agentq(redis_url, "migrate", "--check").returncode == 0
+
+
+def test_a_worker_refuses_to_start_beside_a_worker_of_the_previous_release(redis_url, sync_client):
+    import time
+
+    # what a worker of the previous release writes: its announcement (no layout) and its beats
+    sync_client.hset(keys.workers(), "old-w", json.dumps({"pid": 1, "apps": ["echo"], "started_at": time.time()}))
+    sync_client.zadd(keys.workers_alive(), {"old-w": int(time.time() * 1000) + 60_000})
+    sync_client.hset(layout_key(), "version", LAYOUT_VERSION)
+    done = _agentq(redis_url, "worker", "--app", "tests.worker.apps:approval_app")
+    assert done.returncode == 2, done
+    assert "old-w (layout 0)" in done.stderr and f"this code is layout {LAYOUT_VERSION}" in done.stderr
