@@ -159,7 +159,7 @@ def _run(args: argparse.Namespace) -> int:
             return migrate_command.run(args, local.url)
         finally:
             local.release()
-    from worker.migrate import require_layout
+    from worker.records.migrate import require_layout
 
     if args.command == "scheduler":
         local = ensure_redis(settings.redis_url, settings.data_dir, register="scheduler")
@@ -189,7 +189,7 @@ def _run(args: argparse.Namespace) -> int:
 
 def describe_redis(local) -> str:
     """Which Redis a command talks to, for messages: its URL and where it comes from."""
-    from worker.local_redis import redis_dir
+    from worker.config.local_redis import redis_dir
 
     if local.data is None:
         return f"{local.url} (AGENTQ_REDIS_URL)"
@@ -198,7 +198,7 @@ def describe_redis(local) -> str:
 
 def _status(args: argparse.Namespace, settings) -> int:
     """``agentq status`` looks without starting anything: no Redis running is an answer too."""
-    from worker.local_redis import redis_dir, running_url
+    from worker.config.local_redis import redis_dir, running_url
 
     from .embedded import live_users
 

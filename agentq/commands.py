@@ -85,7 +85,7 @@ def run(command: str, args: argparse.Namespace, redis_url: str) -> int:
     import asyncio
 
     if command == "enqueue":
-        from worker.double_texting import check_strategy
+        from worker.records.double_texting import check_strategy
 
         check_strategy(args.strategy)  # before a session is made for it
         _warn_without_worker(redis_url, args.app_name, getattr(args, "redis_where", redis_url))

@@ -18,7 +18,7 @@ from collections.abc import Callable
 import httpx
 
 from agentq.local_stack import ROOT, LocalStack
-from api.sse_client import SseFrame, describe, read_frames
+from api.streams.sse_client import SseFrame, describe, read_frames
 
 EXAMPLE_APPS = ["examples.reimbursement:app", "examples.weather:app", "examples.money_transfer:app",
                 "examples.doc_pipeline:app"]
@@ -38,7 +38,7 @@ async def follow(http: httpx.AsyncClient, invocation_id: str, after: str | None 
 
 
 def line(frame: SseFrame) -> str:
-    """One line for a frame (``api.sse_client.describe``), and the API's notice when no worker serves the app."""
+    """One line for a frame (``api.streams.sse_client.describe``), and the API's notice when no worker serves the app."""
     if frame.event == "notice":
         return f"-- notice: {frame.data.get('notice')}"
     return describe(frame)

@@ -1,4 +1,4 @@
-"""The user's embedded redis-server (one per data directory, ``worker.local_redis.data_dir``): started by the
+"""The user's embedded redis-server (one per data directory, ``worker.config.local_redis.data_dir``): started by the
 first agentq process that needs one, shared by the others whatever folder they run from, ended by the last ``agentq api``/``worker`` to stop, or by ``agentq stop``.
 
 ``agentq api`` and ``agentq worker`` register themselves under ``<data dir>/redis/users/<pid>`` while they run.
@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from worker.local_redis import redis_dir, running_url, url_file
+from worker.config.local_redis import redis_dir, running_url, url_file
 
 log = logging.getLogger("agentq.embedded")
 
@@ -127,7 +127,7 @@ def shutdown(url: str) -> None:
     """Ask the Redis at ``url`` to save its AOF and exit; wait until it no longer answers."""
     import redis
 
-    from worker.local_redis import answers
+    from worker.config.local_redis import answers
 
     with redis.Redis.from_url(url, socket_timeout=_GONE_TIMEOUT_S) as client:
         try:

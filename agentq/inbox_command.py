@@ -1,7 +1,7 @@
 """``agentq inbox``: the approver's inbox in the terminal, one readable block (``--json``: one JSON line) per parked invocation, newest first.
 
-The same list as ``GET /inbox`` and the ``/ui`` page (``worker.inbox``: every (app, user) parked index, merged),
-read through the worker's client (``AgentqClient.inbox``, ``worker/reads.py``) as the other invocation commands
+The same list as ``GET /inbox`` and the ``/ui`` page (``worker.records.inbox``: every (app, user) parked index, merged),
+read through the worker's client (``AgentqClient.inbox``, ``worker/records/reads.py``) as the other invocation commands
 are. ``--follow`` keeps watching and prints each invocation that parks from then on (once per set of pending
 calls) until Ctrl-C; like ``/inbox/events`` it looks for a change once every ``POLL_S`` with one script call.
 """

@@ -28,7 +28,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def create(name: str, roles: str, users: str, apps: str) -> tuple[str, dict]:
     """A new secret and its keys-file entry ``{name: {sha256, users, apps, roles}}`` (validated as the API would)."""
-    from api.auth import hash_secret, parse_keys
+    from api.access.auth import hash_secret, parse_keys
 
     secret = PREFIX + secrets.token_urlsafe(32)
     entry = {name: {"sha256": hash_secret(secret), "users": _split(users), "apps": _split(apps),

@@ -1,5 +1,5 @@
 """``agentq list [--status S] [--app NAME] [--user ID] [--limit N]``: invocations across apps and users, a table
-(``--json``: one JSON line each), as ``GET /invocations`` lists them (``worker.listing_across``)."""
+(``--json``: one JSON line each), as ``GET /invocations`` lists them (``worker.records.listing_across``)."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 async def _run(redis_url: str, args: argparse.Namespace) -> int:
     from runtime.errors import UsageError
     from worker.client import AgentqClient
-    from worker.listing_across import invocations_across
+    from worker.records.listing_across import invocations_across
 
     if args.limit < 1:
         raise UsageError(f"--limit must be at least 1, not {args.limit}")

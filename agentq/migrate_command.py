@@ -1,4 +1,4 @@
-"""``agentq migrate``: bring the store's data layout to this code's (``worker.migrate``), printing what it did.
+"""``agentq migrate``: bring the store's data layout to this code's (``worker.records.migrate``), printing what it did.
 
 Online and resumable: workers and the API of this release may run meanwhile (they count what the migration has
 not reached yet themselves); run it again after an interruption and it goes on where it stopped.
@@ -20,7 +20,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, redis_url: str) -> int:
     """Migrate (or with --check, compare) the store at ``redis_url``; the exit code."""
-    from worker.migrate import migrate_url
+    from worker.records.migrate import migrate_url
 
     return migrate_url(redis_url, retention_s=args.retention.settled_s, check_only=args.check,
                        owner=f"agentq migrate {socket.gethostname()}:{os.getpid()}",

@@ -1,6 +1,6 @@
 """The terminal's readable view (the default; ``--json`` prints the wire form instead, one JSON line each).
 
-One line per event (``api.sse_client.describe``, the demo's renderer: who, what, tool calls with their
+One line per event (``api.streams.sse_client.describe``, the demo's renderer: who, what, tool calls with their
 arguments), prefixed with its local ISO time; a wait is shown with its question and a command to answer it
 that pastes as printed; lists are tables. Rendered with ``rich``; colour only on a terminal.
 """
@@ -17,7 +17,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from api.sse_client import SseFrame, describe
+from api.streams.sse_client import SseFrame, describe
 
 _console: Console | None = None
 

@@ -1,6 +1,6 @@
 """``agentq rewind APP USER SESSION INVOCATION_ID``: put a session back as it was before an invocation.
 
-The same rewind as ``POST .../sessions/{sid}/rewind`` (worker.rewind): history, session state and session
+The same rewind as ``POST .../sessions/{sid}/rewind`` (worker.records.rewind): history, session state and session
 artifacts as they were; refused while an invocation is queued, running or parked on the session.
 """
 

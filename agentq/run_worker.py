@@ -36,9 +36,9 @@ def run(args: argparse.Namespace, settings) -> int:
     """Start the worker and block until it shuts down."""
     from agentq.embedded import ensure_redis
     from runtime.errors import UsageError
-    from worker.app_limits import require_loop_handoff
-    from worker.apps import load_apps, parse_specs
-    from worker.webhook_config import WebhookSettings
+    from worker.queues.app_limits import require_loop_handoff
+    from worker.running.apps import load_apps, parse_specs
+    from worker.webhooks.config import WebhookSettings
 
     try:
         webhooks = WebhookSettings.from_env()
@@ -52,7 +52,7 @@ def run(args: argparse.Namespace, settings) -> int:
     apps = load_apps(parse_specs(args.apps) or settings.apps)
     local = ensure_redis(settings.redis_url, settings.data_dir, register="worker")
     try:
-        from worker.migrate import require_layout
+        from worker.records.migrate import require_layout
 
         try:  # the store's layout: refused if newer than this code, migrated first if older
             require_layout(local.url, who="agentq worker", retention_s=settings.retention.settled_s)
@@ -72,12 +72,12 @@ def default_worker_name() -> str:
 
 def _serve(args: argparse.Namespace, settings, apps, redis_url: str, webhooks) -> int:
     """Run the Celery worker on ``redis_url`` (the store; the broker is AGENTQ_BROKER_URL or the same) until it
-    shuts down. The host is built, announced and drained by ``worker.worker_lifecycle``, as under plain celery."""
-    from worker.broker import broker_url
-    from worker.celery_app import make_celery
-    from worker.dispatch import QUEUE
-    from worker.queue_flow import consume_app_queues
-    from worker.worker_lifecycle import attach, build_host
+    shuts down. The host is built, announced and drained by ``worker.running.worker_lifecycle``, as under plain celery."""
+    from worker.config.broker import broker_url
+    from worker.queues.celery_app import make_celery
+    from worker.queues.dispatch import QUEUE
+    from worker.running.queue_flow import consume_app_queues
+    from worker.running.worker_lifecycle import attach, build_host
 
     name = args.name or default_worker_name()
     celery_app = make_celery(broker_url(redis_url))

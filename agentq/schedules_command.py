@@ -57,8 +57,8 @@ _SPEC_FLAGS = {"cron": "cron", "interval_s": "intervalS", "timezone": "timezone"
 
 def run_scheduler(args: argparse.Namespace, redis_url: str) -> int:
     """Fire due ticks until SIGTERM or Ctrl-C."""
+    from worker.records.store import InvocationStore
     from worker.schedules import Scheduler
-    from worker.store import InvocationStore
 
     name = args.name or f"scheduler-{os.getpid()}"
 

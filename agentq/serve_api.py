@@ -63,7 +63,7 @@ def app_names(specs: list[str]) -> list[str]:
 
 def app_infos(specs: list[str]) -> dict[str, dict]:
     """ADK's AppInfo of each ``module:attr`` app, by name (bare names have no agent tree to describe)."""
-    from api.app_info import describe_app
+    from api.views.app_info import describe_app
 
     return {target.name: describe_app(target) for target in _app_targets(specs) if not isinstance(target, str)}
 
@@ -99,15 +99,15 @@ def app_specs(args: argparse.Namespace) -> list[str]:
 def build(args: argparse.Namespace, redis_url: str):
     """The ASGI app for ``args`` on ``redis_url``."""
     from api import ApiSettings, create_app
-    from api.approval_policy import with_declared
-    from api.auth import parse_public_routes
-    from api.http_limits import ConnectionLimits
-    from api.rate_limits import RateLimits
+    from api.access.approval_policy import with_declared
+    from api.access.auth import parse_public_routes
+    from api.access.http_limits import ConnectionLimits
+    from api.access.rate_limits import RateLimits
+    from api.access.web_edge import EdgeSettings
     from api.services import redis_services
     from api.settings import load_approval_policy, load_keys, load_oidc, parse_cors_origins
-    from api.web_edge import EdgeSettings
-    from worker.retention import RetentionPolicy
-    from worker.webhook_config import WebhookSettings
+    from worker.records.retention import RetentionPolicy
+    from worker.webhooks.config import WebhookSettings
 
     settings = ApiSettings(
         app_names=app_names(app_specs(args)),
@@ -155,7 +155,7 @@ def a2a_apps(args: argparse.Namespace, targets: list) -> dict:
 def run(args: argparse.Namespace) -> int:
     """Serve until interrupted (Ctrl-C or SIGTERM); returns the exit code."""
     from agentq.embedded import ensure_redis
-    from worker.local_redis import data_dir
+    from worker.config.local_redis import data_dir
 
     log_level = (getattr(args, "log_level", None) or os.environ.get("AGENTQ_LOG_LEVEL") or "info").lower()
     logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -167,8 +167,8 @@ def run(args: argparse.Namespace) -> int:
     if local.data is not None:
         log.info("agentq api: no AGENTQ_REDIS_URL, using the embedded redis-server at %s", local.url)
     try:
-        from worker.migrate import require_layout
-        from worker.retention import RetentionPolicy
+        from worker.records.migrate import require_layout
+        from worker.records.retention import RetentionPolicy
 
         try:  # the store's layout: refused if newer than this code, migrated first if older
             require_layout(local.url, who="agentq api", retention_s=RetentionPolicy.from_env().settled_s)

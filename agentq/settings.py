@@ -2,7 +2,7 @@
 
 Embedded default: with no ``AGENTQ_REDIS_URL`` the CLI uses a real redis-server it starts itself under
 ``<data dir>/redis`` with AOF on, shared by the user's agentq processes whatever folder they run from
-(``agentq.embedded``; clients find it through ``worker.local_redis``).
+(``agentq.embedded``; clients find it through ``worker.config.local_redis``).
 """
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from worker.app_limits import app_caps_from_env
-from worker.local_redis import data_dir as resolve_data_dir
-from worker.retention import RetentionPolicy
-from worker.run_queues import RunQueues
+from worker.config.local_redis import data_dir as resolve_data_dir
+from worker.config.run_queues import RunQueues
+from worker.queues.app_limits import app_caps_from_env
+from worker.records.retention import RetentionPolicy
 
 
 @dataclass(kw_only=True)
@@ -24,7 +24,7 @@ class Settings:
     apps: list[str] = field(default_factory=list)
     data_dir: str = field(default_factory=lambda: str(resolve_data_dir()))
     """The embedded redis-server's parent folder: AGENTQ_DATA_DIR, else the user's data directory (one server per
-    user, whatever folder a command runs from; worker.local_redis.data_dir)."""
+    user, whatever folder a command runs from; worker.config.local_redis.data_dir)."""
     concurrency: int = 1000
     """Invocations one worker process keeps in flight."""
     threads: int = 4
@@ -37,12 +37,12 @@ class Settings:
     history_cache_mb: int | None = None
     """Budget of a worker process's parsed session histories (None: the worker's default, see ExecutorConfig)."""
     retention: RetentionPolicy = field(default_factory=RetentionPolicy)
-    """``AGENTQ_RETENTION_*`` and ``AGENTQ_PARK_TIMEOUT`` (see worker.retention); every process needs the same."""
+    """``AGENTQ_RETENTION_*`` and ``AGENTQ_PARK_TIMEOUT`` (see worker.records.retention); every process needs the same."""
     run_queues: RunQueues = field(default_factory=RunQueues)
-    """``AGENTQ_APP_QUEUES``: apps that share a run queue (see worker.run_queues); every process needs the same."""
+    """``AGENTQ_APP_QUEUES``: apps that share a run queue (see worker.config.run_queues); every process needs the same."""
     app_concurrency: dict[str, int] = field(default_factory=dict)
     """``AGENTQ_APP_CONCURRENCY``: the most invocations of an app one worker process runs at once (see
-    worker.app_limits); an app not named is held only by ``concurrency``."""
+    worker.queues.app_limits); an app not named is held only by ``concurrency``."""
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> Settings:

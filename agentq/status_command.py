@@ -1,8 +1,8 @@
 """``agentq status``: is anything running, and how is it doing: Redis, workers alive, queue depth, counts.
 
-The figures of ``GET /ops/summary`` (workers by heartbeat, ``worker.workers_alive``; the run queue's length;
-invocations by status, exact: ``worker.status_counts``), for the whole deployment, read through the worker's client
-(``AgentqClient.ops``, ``worker/reads.py``). ``sampled`` in the JSON form is always false (kept for scripts that
+The figures of ``GET /ops/summary`` (workers by heartbeat, ``worker.fleet.workers_alive``; the run queue's length;
+invocations by status, exact: ``worker.records.status_counts``), for the whole deployment, read through the worker's client
+(``AgentqClient.ops``, ``worker/records/reads.py``). ``sampled`` in the JSON form is always false (kept for scripts that
 read it: counts were once sampled).
 """
 

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from agentq.embedded import live_users, shutdown
-from worker.local_redis import redis_dir, running_url
+from worker.config.local_redis import redis_dir, running_url
 
 STOP_TIMEOUT_S = 30.0
 """How long the api and worker processes get to stop."""

@@ -4,7 +4,7 @@
 Agents never run in this process: /run, /run_sse and the queue routes enqueue to the workers.
 """
 
-from .app import create_app
-from .settings import ApiSettings
+from api.app import create_app
+from api.settings import ApiSettings
 
 __all__ = ["ApiSettings", "create_app"]

@@ -9,16 +9,13 @@ from typing import Any
 from fastapi import Depends, FastAPI, Request
 from fastapi.middleware.cors import CORSMiddleware
 
-from runtime import __version__
-
-from .auth import NotLoopbackError, is_loopback
-from .deps import Services
-from .errors import install_error_handlers
-from .fast_lane import RunSseFastLane
-from .limits import BodyLimits
-from .metrics import Metrics, RequestMetrics, StatsProvider
-from .ops_access import OpsRouteGuard, ops_paths
-from .routes import (
+from api.access.auth import NotLoopbackError, is_loopback
+from api.access.limits import BodyLimits
+from api.access.ops_access import OpsRouteGuard, ops_paths
+from api.access.web_edge import EdgeSettings, WebEdge
+from api.deps import Services
+from api.errors import install_error_handlers
+from api.routes import (
     adk_dev,
     artifacts,
     audit,
@@ -35,10 +32,12 @@ from .routes import (
     streams,
     webhooks,
 )
-from .routes.dev_ui import mount_dev_ui
-from .routes.ui import mount_ui
-from .settings import ApiSettings
-from .web_edge import EdgeSettings, WebEdge
+from api.routes.dev_ui import mount_dev_ui
+from api.routes.ui import mount_ui
+from api.settings import ApiSettings
+from api.streams.fast_lane import RunSseFastLane
+from api.views.metrics import Metrics, RequestMetrics, StatsProvider
+from runtime import __version__
 
 log = logging.getLogger("agentq.api")
 
@@ -64,9 +63,9 @@ def create_app(
     """The FastAPI app with its routers, error handlers, body-size limit and request metrics.
 
     ``on_shutdown``: an async callable run when the app stops (closes the services' connections).
-    ``fast_lane``: serve well-formed POST /run_sse requests without FastAPI's routing (``api.fast_lane``);
+    ``fast_lane``: serve well-formed POST /run_sse requests without FastAPI's routing (``api.streams.fast_lane``);
     off, every request goes through the routes (the tests compare the two).
-    ``edge``: forwarded headers, the Host allow-list and the page headers (``api.web_edge``; default: no trusted
+    ``edge``: forwarded headers, the Host allow-list and the page headers (``api.access.web_edge``; default: no trusted
     proxy, localhost names only).
     """
     edge = edge or EdgeSettings()

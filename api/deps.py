@@ -7,13 +7,12 @@ from typing import Any
 
 from fastapi import Depends, Request
 
+from api.access.auth import Caller, resolve_caller
+from api.access.roles import check_route_roles
+from api.settings import ApiSettings
 from runtime.artifacts import BaseArtifactService
 from runtime.errors import AppNotFoundError, NotFoundError
 from runtime.sessions import BaseSessionService
-
-from .auth import Caller, resolve_caller
-from .roles import check_route_roles
-from .settings import ApiSettings
 
 
 @dataclass(kw_only=True)
@@ -38,7 +37,7 @@ async def get_services(request: Request) -> Services:
 
 async def get_caller(request: Request) -> Caller:
     """The authenticated caller (401 without a valid key or token; loopback-only when no auth is configured),
-    refused with 403 when its roles do not include one the route needs (``api.roles``)."""
+    refused with 403 when its roles do not include one the route needs (``api.access.roles``)."""
     settings = request.app.state.settings
     caller = resolve_caller(request, settings.keys, settings.oidc)
     check_route_roles(caller, request)

@@ -13,11 +13,10 @@ from fastapi.responses import JSONResponse
 from pydantic import ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from api.access.auth import ForbiddenError, UnauthorizedError
 from runtime import errors
-from worker.rate_limits import RateLimitRefusedError
-from worker.store_errors import StoreError, is_store_unavailable
-
-from .auth import ForbiddenError, UnauthorizedError
+from worker.queues.rate_limits import RateLimitRefusedError
+from worker.records.store_errors import StoreError, is_store_unavailable
 
 log = logging.getLogger("agentq.api")
 

@@ -1,7 +1,7 @@
 """How an ADK ``/run`` or ``/run_sse`` request becomes an invocation to follow.
 
 - A text message starts a new invocation (queued behind the session's earlier ones, or as ``multitaskStrategy``
-  says: ``worker.double_texting``).
+  says: ``worker.records.double_texting``).
 - A message of FunctionResponses answers the invocation that issued those calls (``invocationId`` names it,
   else it is found among the session's parked invocations, else from the session's history); it resumes
   under its own id and the client is sent only what happens after. Answering calls that are not pending any
@@ -17,9 +17,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from api.views.schemas import AgentRunRequest
 from runtime.errors import InvocationNotFoundError, UsageError
-
-from .schemas import AgentRunRequest
 
 FOLLOWABLE = ("queued", "running")
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .deps import Services
-from .metrics import StatsProvider
+from api.deps import Services
+from api.views.metrics import StatsProvider
 
 
 @dataclass(kw_only=True)
@@ -26,11 +26,10 @@ class RedisBackedServices:
 def redis_services(redis_url: str, *, retention=None, webhooks=None, apps: list[str] | None = None
                    ) -> RedisBackedServices:
     """Services on ``redis_url`` (connections open lazily on the loop that first uses them); ``retention``: a
-    worker.retention.RetentionPolicy, ``webhooks`` a worker.webhook_config.WebhookSettings (default: the
+    worker.records.retention.RetentionPolicy, ``webhooks`` a worker.webhooks.config.WebhookSettings (default: the
     defaults); ``apps``: the apps served (their run queues are in /metrics before any worker announced them)."""
+    from api.views.stats import client_stats_provider
     from worker.client import AgentqClient
-
-    from .stats import client_stats_provider
 
     client = AgentqClient(redis_url, retention=retention, webhooks=webhooks)
     services = Services(session_service=client.session_service, artifact_service=client.artifact_service,

@@ -7,14 +7,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from api.access.approval_policy import ApprovalPolicies
+from api.access.auth import DEFAULT_PUBLIC_ROUTES, KeyGrant, parse_keys
+from api.access.http_limits import ConnectionLimits
+from api.access.oidc import OidcVerifier
+from api.access.rate_limits import RateLimits
 from runtime.errors import UsageError
-from worker.webhook_ssrf import WebhookGuard
-
-from .approval_policy import ApprovalPolicies
-from .auth import DEFAULT_PUBLIC_ROUTES, KeyGrant, parse_keys
-from .http_limits import ConnectionLimits
-from .oidc import OidcVerifier
-from .rate_limits import RateLimits
+from worker.webhooks.ssrf import WebhookGuard
 
 DEFAULT_MAX_BODY_BYTES = 1_000_000
 
@@ -34,7 +33,7 @@ class ApiSettings:
     """Verifies OIDC/JWT bearer tokens (``AGENTQ_OIDC_*``); None: tokens are not accepted."""
 
     approval: ApprovalPolicies = field(default_factory=ApprovalPolicies)
-    """Who may answer which app's and tool's calls (``AGENTQ_APPROVAL_POLICY``; ``api.approval_policy``)."""
+    """Who may answer which app's and tool's calls (``AGENTQ_APPROVAL_POLICY``; ``api.access.approval_policy``)."""
 
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     """Requests with a larger body get 413 before any of it is parsed."""
@@ -46,7 +45,7 @@ class ApiSettings:
     """An SSE comment line is sent this often so proxies keep idle streams open."""
 
     app_infos: dict[str, dict] = field(default_factory=dict)
-    """ADK's AppInfo JSON of each app loaded as ``module:attr`` (``GET /apps/{app}/app-info``; ``api.app_info``)."""
+    """ADK's AppInfo JSON of each app loaded as ``module:attr`` (``GET /apps/{app}/app-info``; ``api.views.app_info``)."""
 
     cors_origins: list[str] = field(default_factory=list)
     """Origins allowed to call the API from a browser (``AGENTQ_CORS_ORIGINS``, comma-separated; ``*`` any).
@@ -106,8 +105,8 @@ def parse_cors_origins(value: str) -> list[str]:
 
 
 def load_oidc(env: dict[str, str] | Any) -> OidcVerifier | None:
-    """The OIDC token verifier from ``AGENTQ_OIDC_*`` (``api.oidc.OidcSettings.from_env``), or None."""
-    from .oidc import OidcSettings
+    """The OIDC token verifier from ``AGENTQ_OIDC_*`` (``api.access.oidc.OidcSettings.from_env``), or None."""
+    from api.access.oidc import OidcSettings
 
     oidc = OidcSettings.from_env(dict(env))
     return OidcVerifier(oidc) if oidc is not None else None

@@ -42,7 +42,7 @@ def _ms(samples: list[float], q: float) -> float:
 
 
 def _keys_and_jwks(root: Path, signing) -> tuple[str, dict]:
-    from api.auth import hash_secret
+    from api.access.auth import hash_secret
 
     jwks = root / "jwks.json"
     public = json.loads(RSAAlgorithm.to_jwk(signing.public_key()))
@@ -100,14 +100,14 @@ def _in_process_figures(root: Path, signing, token: str) -> dict[str, float]:
     """Microseconds per call of resolve_caller + the role check (what auth adds to any request)."""
     from starlette.requests import Request
 
-    from api.auth import parse_keys
-    from api.oidc import OidcSettings, OidcVerifier
-    from api.roles import check_route_roles
+    from api.access.auth import parse_keys
+    from api.access.oidc import OidcSettings, OidcVerifier
+    from api.access.roles import check_route_roles
 
     keys_json, env = _keys_and_jwks(root, signing)
     keys = parse_keys(json.loads(keys_json))
     route = type("Route", (), {"path": "/apps/{app_name}/users/{user_id}/sessions/{session_id}/invocations"})()
-    from api.auth import resolve_caller
+    from api.access.auth import resolve_caller
 
     def request(bearer: str) -> Request:
         return Request({"type": "http", "method": "POST", "path": "/x", "route": route, "client": ("10.0.0.1", 1),

@@ -27,7 +27,7 @@ from collections import Counter
 APP = "approval"
 USERS = 50
 LEGACY_LIMIT = 5_000
-"""Records the scan read before it gave up and said 'sampled' (worker.status_counts before issue 19)."""
+"""Records the scan read before it gave up and said 'sampled' (worker.records.status_counts before issue 19)."""
 
 
 class _NoBroker:
@@ -38,8 +38,8 @@ class _NoBroker:
 
 
 async def _template(store, status: str) -> dict[str, str]:
-    from worker import lease
-    from worker.record import PendingCall
+    from worker.fleet import lease
+    from worker.records.record import PendingCall
 
     session = await store.create_session(APP, "template")
     invocation_id = await store.enqueue(APP, "template", session.id, "Please approve", None, None)
@@ -53,7 +53,7 @@ async def _template(store, status: str) -> dict[str, str]:
 async def _fill(store, n: int) -> None:
     """``n`` invocations of ``USERS`` users, one in ten parked, the rest completed (two made by the scripts)."""
     from runtime.redis_store import keys
-    from worker.status_counts import count_fields
+    from worker.records.status_counts import count_fields
 
     templates = {status: await _template(store, status) for status in ("completed", "parked")}
     redis = store.redis
@@ -102,8 +102,8 @@ async def _median_ms(calls: dict, rounds: int) -> dict[str, float]:
 
 async def run(big: int, rounds: int) -> dict:
     from runtime.redis_store.launcher import EmbeddedRedis
-    from worker.status_counts import count_by_status
-    from worker.store import InvocationStore
+    from worker.records.status_counts import count_by_status
+    from worker.records.store import InvocationStore
 
     with tempfile.TemporaryDirectory() as tmp_small, tempfile.TemporaryDirectory() as tmp_big, \
             EmbeddedRedis(tmp_small) as small_server, EmbeddedRedis(tmp_big) as big_server:

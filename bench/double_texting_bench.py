@@ -4,7 +4,7 @@ No worker runs (run jobs go nowhere), so each figure is the enqueue path alone, 
 - ``enqueue`` (the anchor): onto a session with one invocation queued;
 - ``reject``: refused (409) on that session;
 - ``interrupt`` and ``rollback``: each cancels the one queued before it (nothing committed: no rewind);
-- ``rewind``: ``worker.rewind`` to before an invocation of two events, on a session that grows by three each time.
+- ``rewind``: ``worker.records.rewind`` to before an invocation of two events, on a session that grows by three each time.
 
 Run: ``python -m bench.double_texting_bench`` (starts its own redis-server). Prints one JSON object.
 """
@@ -19,9 +19,9 @@ from pathlib import Path
 
 from runtime.events import Event
 from runtime.redis_store.launcher import EmbeddedRedis
-from worker import rewind
-from worker.rewind import SessionBusyError
-from worker.store import InvocationStore
+from worker.records import rewind
+from worker.records.rewind import SessionBusyError
+from worker.records.store import InvocationStore
 
 N = 300
 APP, USER = "bench", "u"

@@ -39,8 +39,8 @@ class _NoBroker:
 
 async def _template(store, status: str) -> dict[str, str]:
     """A record as the real scripts leave it: parked on one call, or completed."""
-    from worker import lease
-    from worker.record import PendingCall
+    from worker.fleet import lease
+    from worker.records.record import PendingCall
 
     user = f"template-{status}"
     session = await store.create_session(APP, user)
@@ -82,7 +82,7 @@ async def _sessions(store, user: str, n: int) -> None:
 async def _legacy_inbox(store, user: str, limit: int) -> list:
     """The inbox as it was read before its own index: the user's whole history, newest first, filtered."""
     from runtime.redis_store import keys
-    from worker.codec import decode_record
+    from worker.records.codec import decode_record
 
     ids = await store.redis.zrevrange(keys.user_invocations(APP, user), 0, -1)
     found = []
@@ -115,8 +115,8 @@ async def run(scale: float, rounds: int) -> dict:
     from api import ApiSettings, create_app
     from api.services import redis_services
     from runtime.redis_store.launcher import EmbeddedRedis
-    from worker.listing import invocations_page, sessions_page
-    from worker.store import InvocationStore
+    from worker.records.listing import invocations_page, sessions_page
+    from worker.records.store import InvocationStore
 
     many_parked, many_completed, legacy_completed = int(10_000 * scale), int(100_000 * scale), int(5_000 * scale)
     many_sessions = int(10_000 * scale)

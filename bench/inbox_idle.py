@@ -62,7 +62,7 @@ async def run(scale: float) -> dict:
     from bench.inbox_bench import _NoBroker, _template
     from bench.ui_inbox_bench import _clone
     from worker.client import AgentqClient
-    from worker.store import InvocationStore
+    from worker.records.store import InvocationStore
 
     users = int(1_000 * scale)
     with tempfile.TemporaryDirectory() as tmp:

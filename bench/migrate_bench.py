@@ -1,4 +1,4 @@
-"""`python -m bench migrate`: the layout migration (worker.migrate) over stores of 10,000 and 100,000 invocations.
+"""`python -m bench migrate`: the layout migration (worker.records.migrate) over stores of 10,000 and 100,000 invocations.
 
 Each store is written in the previous release's shape (records without counts or 'counted' marker, final ones
 with a TTL, parked ones only in their user's index, no layout version): a fifth parked, a fifth queued, the rest
@@ -54,7 +54,7 @@ def measure(n: int) -> dict:
     """Migrate a fresh store of ``n`` invocations; its figures."""
     from runtime.redis_store.launcher import EmbeddedRedis
     from runtime.redis_store.redis_url import redis_client_from_url
-    from worker.migrate import migrate_store
+    from worker.records.migrate import migrate_store
 
     with tempfile.TemporaryDirectory() as data:
         server = EmbeddedRedis(data)

@@ -21,7 +21,7 @@ from cryptography.fernet import Fernet
 from runtime.auth import AuthCredential, AuthCredentialTypes, OAuth2Auth
 from runtime.auth.sealing import Sealer
 from runtime.redis_store.launcher import EmbeddedRedis
-from worker.credentials import RedisCredentialService
+from worker.records.credentials import RedisCredentialService
 
 ROUNDS = 3000
 

@@ -1,5 +1,5 @@
 """What running alone costs: one invocation (the weather tool round trip) run in the worker's process vs in a
-quarantine process the worker forks for it (worker.quarantine), side by side in one run.
+quarantine process the worker forks for it (worker.running.quarantine), side by side in one run.
 
     .venv/bin/python -m bench.quarantine_bench           # prints a table, writes bench/results/quarantine.json
 
@@ -51,8 +51,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     from bench.worker_apps import weather
     from runtime.redis_store.launcher import EmbeddedRedis
-    from worker.executor import ExecutorConfig
-    from worker.host import WorkerHost
+    from worker.running.executor import ExecutorConfig
+    from worker.running.host import WorkerHost
 
     times: dict[str, list[float]] = {"in_process": [], "alone": []}
     with tempfile.TemporaryDirectory() as tmp, EmbeddedRedis(tmp) as server:

@@ -1,5 +1,5 @@
 """A reaper pass on a three-master Redis Cluster with many shards in use and one due: what it costs with the
-due-shards index (``worker.due_shards``) beside a walk over every shard in use, measured in the same run.
+due-shards index (``worker.config.due_shards``) beside a walk over every shard in use, measured in the same run.
 
     .venv/bin/python -m bench.reaper_shards_bench            # writes bench/results/reaper_shards.json
     .venv/bin/python -m bench.reaper_shards_bench --quick    # fewer passes
@@ -42,8 +42,8 @@ def _commands(ports: list[int]) -> int:
 
 async def _seed(store, count: int) -> list[str]:
     from runtime.redis_store import keys
-    from worker import due_shards
-    from worker.shards import slot_tag
+    from worker.config import due_shards
+    from worker.config.shards import slot_tag
 
     shards = [slot_tag(slot) for slot in range(0, 16384, 16384 // count)][:count]
     later_ms = int((time.time() + 3600) * 1000)
@@ -57,7 +57,7 @@ async def _seed(store, count: int) -> list[str]:
 
 async def _overdue(store, shard: str) -> None:
     from runtime.redis_store import keys
-    from worker import due_shards
+    from worker.config import due_shards
 
     due_ms = int(time.time() * 1000) - 1000
     await store.batch(("ZADD", keys.dispatch_due(shard), due_ms, "e-lost"), due_shards.mark(shard, due_ms))
@@ -65,9 +65,9 @@ async def _overdue(store, shard: str) -> None:
 
 async def _walk(store) -> int:
     """The anchor: every shard in use read each pass (the reaper's three sets and the retention set)."""
-    import worker.reaper as reaper
-    import worker.sweeper as sweeper
-    from worker.shards import in_use
+    import worker.fleet.reaper as reaper
+    import worker.fleet.sweeper as sweeper
+    from worker.config.shards import in_use
 
     now_ms = int(time.time() * 1000)
     acted = 0
@@ -77,7 +77,7 @@ async def _walk(store) -> int:
 
 
 async def _measure(store, ports: list[int], count: int, passes: int) -> dict:
-    from worker.reaper import reap_once
+    from worker.fleet.reaper import reap_once
 
     shards = await _seed(store, count)
     due = shards[count // 2]
@@ -100,7 +100,7 @@ async def _measure(store, ports: list[int], count: int, passes: int) -> dict:
 
 
 async def _run(url: str, ports: list[int], flush, counts: list[int], passes: int) -> dict:
-    from worker.store import InvocationStore
+    from worker.records.store import InvocationStore
 
     results = {}
     for count in counts:

@@ -15,9 +15,9 @@ import time
 
 from runtime.redis_store import keys
 from runtime.redis_store.launcher import EmbeddedRedis
+from worker.records.store import InvocationStore
 from worker.schedules import Scheduler
 from worker.schedules.firing import due_member
-from worker.store import InvocationStore
 
 APP = "bench"
 

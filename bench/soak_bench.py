@@ -120,7 +120,7 @@ async def run(url: str, n_footprint: int, n_soak: int, window: int) -> dict:
 
     from runtime.redis_store import keys
     from worker.client import AgentqClient
-    from worker.retention import RetentionPolicy
+    from worker.records.retention import RetentionPolicy
 
     redis = aioredis.Redis.from_url(url, decode_responses=True)
     client = AgentqClient(url, retention=RetentionPolicy.from_env(ENV))
@@ -175,7 +175,7 @@ async def soak(url: str, redis, n: int, window: int) -> dict:
     and the worker's) grow with how many invocations are in flight, not with how many ran."""
     from runtime.redis_store import keys
     from worker.client import AgentqClient
-    from worker.retention import RetentionPolicy
+    from worker.records.retention import RetentionPolicy
 
     policy = RetentionPolicy.from_env(ENV)
     warm = AgentqClient(url, retention=policy)

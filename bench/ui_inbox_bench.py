@@ -62,7 +62,7 @@ async def run(scale: float, rounds: int) -> dict:
     from api import ApiSettings, create_app
     from api.services import redis_services
     from runtime.redis_store.launcher import EmbeddedRedis
-    from worker.store import InvocationStore
+    from worker.records.store import InvocationStore
 
     many, spread_users = int(10_000 * scale), int(1_000 * scale)
     with tempfile.TemporaryDirectory() as tmp, EmbeddedRedis(tmp) as server:

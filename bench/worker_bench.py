@@ -87,7 +87,7 @@ def noop_rate(url: str, n: int, threads: int, redis_pid: int) -> dict:
     """Messages per second a Celery worker drains for a task that does nothing but count itself."""
     import redis
 
-    from worker.celery_app import make_celery
+    from worker.queues.celery_app import make_celery
 
     worker = subprocess.Popen(
         [sys.executable, "-m", "celery", "-A", "bench.worker_noop", "worker", "-P", "threads", "-c", str(threads),

@@ -9,7 +9,7 @@ import os
 
 import redis
 
-from worker.celery_app import make_celery
+from worker.queues.celery_app import make_celery
 
 app = make_celery(os.environ["AGENTQ_REDIS_URL"], main="noop")
 _client = redis.Redis.from_url(os.environ["AGENTQ_REDIS_URL"])

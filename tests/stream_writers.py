@@ -1,7 +1,7 @@
 """Test-only writers and a follower for session streams.
 
 In the product, the invocation scripts (``runtime/redis_store/lua/invocations/``) write status entries and keep
-the active-invocation floor in the same step as each status change, and readers follow through ``worker.follow``. These Python
+the active-invocation floor in the same step as each status change, and readers follow through ``worker.records.follow``. These Python
 versions let ``runtime/`` stream tests drive a stream without a worker.
 """
 

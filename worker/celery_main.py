@@ -6,7 +6,7 @@
     AGENTQ_REDIS_URL=redis://localhost:6379/0 celery -A worker.celery_main flower --port=5555
     AGENTQ_REDIS_URL=redis://localhost:6379/0 celery -A worker.celery_main inspect active
 
-A worker started this way is an agentq worker like one ``agentq worker`` starts (``worker.worker_lifecycle``),
+A worker started this way is an agentq worker like one ``agentq worker`` starts (``worker.running.worker_lifecycle``),
 named by its Celery node name (``-n``).
 """
 
@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import os
 
-from .broker import broker_url
-from .celery_app import make_celery
-from .queue_flow import consume_app_queues
-from .worker_lifecycle import attach, build_host
+from worker.config.broker import broker_url
+from worker.queues.celery_app import make_celery
+from worker.running.queue_flow import consume_app_queues
+from worker.running.worker_lifecycle import attach, build_host
 
 STORE_URL = os.environ.get("AGENTQ_REDIS_URL", "redis://localhost:6379/0")
 
@@ -27,9 +27,8 @@ consume_app_queues(app)  # a worker consumes its apps' run queues (worker.run_qu
 
 def _host_from_env(nodename: str):
     from agentq.settings import Settings
-
-    from .app_limits import require_loop_handoff
-    from .apps import load_apps, parse_specs
+    from worker.queues.app_limits import require_loop_handoff
+    from worker.running.apps import load_apps, parse_specs
 
     settings = Settings.from_env()
     require_loop_handoff(settings.app_concurrency, settings.handoff)

@@ -20,13 +20,12 @@ from google.genai import types
 
 from runtime.events.tool_confirmation import REQUEST_CONFIRMATION_FUNCTION_CALL_NAME
 from runtime.statuses import InvocationStatus
-
-from . import follow as reading
-from .audit import AuditEntry, app_audit_page, cli_actor
-from .listing import Page
-from .record import InvocationRecord, PendingCall, only_confirmation
-from .retention import RetentionPolicy
-from .webhook_config import WebhookSettings
+from worker.records import follow as reading
+from worker.records.audit import AuditEntry, app_audit_page, cli_actor
+from worker.records.listing import Page
+from worker.records.record import InvocationRecord, PendingCall, only_confirmation
+from worker.records.retention import RetentionPolicy
+from worker.webhooks.config import WebhookSettings
 
 if TYPE_CHECKING:
     from runtime.redis_store.streams import StreamEntry
@@ -50,7 +49,7 @@ class AgentqClient:
                  retention: RetentionPolicy | None = None, webhooks: WebhookSettings | None = None,
                  reads_only: bool = False):
         """``redis_url``: default ``AGENTQ_REDIS_URL``, else the embedded redis-server that ``agentq`` started
-        from the current directory (``worker.local_redis``; UsageError when there is none).
+        from the current directory (``worker.config.local_redis``; UsageError when there is none).
         ``celery_app``: the app used to send run jobs (default: one built for ``redis_url``); ``retention``:
         how long what this client's invocations and sessions leave is kept (default ``RetentionPolicy()``;
         give every process of a deployment the same one, e.g. ``RetentionPolicy.from_env()``); ``webhooks``:
@@ -58,9 +57,9 @@ class AgentqClient:
         ``reads_only``: a client that only reads (``agentq status``, ``agentq inbox``) sends no run job, so it needs
         no broker (a store on a Redis Cluster, no ``AGENTQ_BROKER_URL``); its methods that write (create_session,
         delete_session, enqueue, respond, approve, reject, cancel) raise UsageError before sending anything."""
-        from .local_redis import discover_url
-        from .reads import A2ATasks, DeadLetters, InboxReads, OpsReads, SessionTraces
-        from .store import InvocationStore
+        from worker.config.local_redis import discover_url
+        from worker.records.reads import A2ATasks, DeadLetters, InboxReads, OpsReads, SessionTraces
+        from worker.records.store import InvocationStore
 
         self.redis_url = redis_url = redis_url or discover_url()
         self._store = InvocationStore(redis_url, celery_app=celery_app, retention=retention, webhooks=webhooks,
@@ -77,7 +76,7 @@ class AgentqClient:
         """The spans saved for a session, and which users have a session of a given id."""
         self.a2a_tasks = A2ATasks(self._store)
         """The A2A tasks of an app served over A2A (api.a2a): saved whole by the A2A SDK, read by any API process."""
-        from .schedules import ScheduleClient
+        from worker.schedules import ScheduleClient
 
         self.schedules = ScheduleClient(self._store, writes=self._writes)
         """Cron and interval schedules that enqueue invocations (create, list, pause, resume, trigger, delete)."""
@@ -139,7 +138,7 @@ class AgentqClient:
         self, app_name: str, user_id: str, *, page_size: int = 100, page_token: str | None = None
     ) -> Page[Session]:
         """A page of the user's sessions in the app, by id, without events; pass ``next_page_token`` on."""
-        from .listing import sessions_page
+        from worker.records.listing import sessions_page
 
         return await sessions_page(self._store, app_name, user_id, page_size=page_size, page_token=page_token)
 
@@ -170,7 +169,7 @@ class AgentqClient:
         ``principal`` (the API's caller) is recorded as who enqueued it, for the approval rules.
         ``invocation_id``: the id to give it, minted by the caller with ``runtime.ids.new_invocation_id`` (an A2A
         task's id is its invocation's); an id in use is refused. Default: a new one.
-        ``strategy`` (double texting, worker.double_texting): ``enqueue`` queues behind the session's live
+        ``strategy`` (double texting, worker.records.double_texting): ``enqueue`` queues behind the session's live
         invocations; ``reject`` raises SessionBusyError while one is queued, running or parked; ``interrupt``
         cancels them (what they committed stays); ``rollback`` cancels them and rewinds the session to before
         them (RollbackRefusedError when that would take back another invocation's events). ``actor`` is
@@ -188,21 +187,21 @@ class AgentqClient:
 
     async def rewind(self, app_name: str, user_id: str, session_id: str, before_invocation_id: str) -> Session:
         """Put the session back as it was before ``before_invocation_id``: history, session state and session
-        artifacts (``Runner.rewind_async``'s result, worker.rewind); the session after the rewind.
+        artifacts (``Runner.rewind_async``'s result, worker.records.rewind); the session after the rewind.
 
         Raises SessionNotFoundError, InvocationNotFoundError (no event of that invocation in the session),
         SessionBusyError (an invocation is queued, running or parked on the session: cancel it first)."""
         self._writes("rewind")
-        from .rewind import rewind
+        from worker.records.rewind import rewind
 
         return await rewind(self._store, app_name, user_id, session_id, before_invocation_id)
 
     async def cancel_session(self, app_name: str, user_id: str, session_id: str,
                              reason: str = "cancelled by client", *, actor: dict | None = None) -> list[str]:
         """Cancel every invocation queued, running or parked on the session, all in one step (so no queued one is
-        claimed between the cancels, worker.session_cancel); their ids (empty when none was live)."""
+        claimed between the cancels, worker.records.session_cancel); their ids (empty when none was live)."""
         self._writes("cancel_session")
-        from .session_cancel import cancel_session
+        from worker.records.session_cancel import cancel_session
 
         return await cancel_session(self._store, app_name, user_id, session_id, reason,
                                     actor=actor or cli_actor())
@@ -252,7 +251,7 @@ class AgentqClient:
 
         Each response is validated against the pending calls (id must be pending and, unless an earlier
         response had ``will_continue``, not answered already) and stored on the record before the resume job
-        is sent. ``actor`` (``{"principal": ..., "client": ...}``) is recorded as who answered (worker.audit;
+        is sent. ``actor`` (``{"principal": ..., "client": ...}``) is recorded as who answered (worker.records.audit;
         default ``cli:<os user>``); a response carrying ``agentq:answered_by`` itself is refused. ``pending``:
         the record's pending calls when the caller just read the record (their answer shapes are checked from
         it instead of read again). ``state_delta`` is committed with the response event when the invocation
@@ -303,7 +302,7 @@ class AgentqClient:
 
     async def app_audit_page(self, app_name: str, *, allows: Any = None, page_size: int = 100,
                              page_token: str | None = None) -> Page[dict[str, Any]]:
-        """A page of the app's audited invocations with their entries, newest first (worker.audit);
+        """A page of the app's audited invocations with their entries, newest first (worker.records.audit);
         ``allows(app, user)`` keeps only the users a caller may see (default: all)."""
         return await app_audit_page(self._store, app_name, allows=allows or (lambda app, user: True),
                                     page_size=page_size, page_token=page_token)
@@ -342,7 +341,7 @@ class AgentqClient:
         Stable while invocations come and go: none present throughout is returned twice or skipped. The
         parked inbox and the unfiltered listing read their own indexes; another status or a session filter
         scans, so such a page may hold fewer than ``page_size`` and still have a next one."""
-        from .listing import invocations_page
+        from worker.records.listing import invocations_page
 
         return await invocations_page(self._store, app_name, user_id, status=status, session_id=session_id,
                                       page_size=page_size, page_token=page_token)

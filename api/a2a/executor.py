@@ -28,18 +28,17 @@ from a2a.types import Part, TaskState
 from a2a.utils.errors import InvalidParamsError, InvalidRequestError, TaskNotFoundError
 from google.protobuf import json_format, struct_pb2
 
+from api import doors
+from api.access.approval_policy import ApprovalRefusedError, check_answers
+from api.access.auth import Caller, ForbiddenError
 from runtime.errors import InvalidTransitionError, NotFoundError, UsageError
 from runtime.ids import new_invocation_id
-
-from .. import doors
-from ..approval_policy import ApprovalRefusedError, check_answers
-from ..auth import Caller, ForbiddenError
 
 log = logging.getLogger("agentq.a2a")
 
 CONFIRMATION = "adk_request_confirmation"
 CALLER = "agentq_caller"
-"""ServerCallContext.state key: the authenticated api.auth.Caller of the request (set by api.a2a.server)."""
+"""ServerCallContext.state key: the authenticated api.access.auth.Caller of the request (set by api.a2a.server)."""
 OWNER = "agentqUser"
 """Task metadata key: the agentq user the task's invocation runs for (what scopes who may see the task)."""
 YES = {"yes", "y", "approve", "approved", "confirm", "confirmed", "ok", "true"}

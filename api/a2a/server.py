@@ -19,13 +19,12 @@ from a2a.server.routes import DefaultServerCallContextBuilder, create_agent_card
 from a2a.types import AgentCapabilities, AgentCard, AgentInterface, AgentSkill
 from starlette.requests import Request
 
+from api import doors
+from api.a2a.executor import CALLER, AgentqExecutor, InvocationIds, caller_of
+from api.a2a.task_store import RedisTaskStore
+from api.access.auth import NotLoopbackError, is_loopback, resolve_caller
+from api.access.roles import READ_OR_ANSWER
 from runtime.errors import NotFoundError
-
-from .. import doors
-from ..auth import NotLoopbackError, is_loopback, resolve_caller
-from ..roles import READ_OR_ANSWER
-from .executor import CALLER, AgentqExecutor, InvocationIds, caller_of
-from .task_store import RedisTaskStore
 
 
 class CallerContext(DefaultServerCallContextBuilder):

@@ -14,15 +14,14 @@ from a2a.server.tasks import TaskStore
 from a2a.types import ListTasksResponse, Task
 from google.protobuf import json_format
 
+from api.a2a.executor import OWNER, caller_of
 from runtime.errors import InvocationNotFoundError
-
-from .executor import OWNER, caller_of
 
 MAX_LISTED = 100
 
 
 class RedisTaskStore(TaskStore):
-    """Tasks of one app, saved whole as JSON (``worker.a2a_tasks``)."""
+    """Tasks of one app, saved whole as JSON (``worker.records.a2a_tasks``)."""
 
     def __init__(self, client: Any, app: str):
         self.client = client

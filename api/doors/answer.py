@@ -10,12 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from api.access.approval_policy import ApprovalRefusedError, check_answers, tool_of
+from api.access.auth import Caller
+from api.doors.guards import Guards, actor_of, check_scope, require_role, visible_record
 from runtime.events.tool_confirmation import REQUEST_CONFIRMATION_FUNCTION_CALL_NAME
-from worker.record import only_confirmation
-
-from ..approval_policy import ApprovalRefusedError, check_answers, tool_of
-from ..auth import Caller
-from .guards import Guards, actor_of, check_scope, require_role, visible_record
+from worker.records.record import only_confirmation
 
 
 @dataclass(frozen=True)

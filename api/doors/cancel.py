@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..auth import Caller
-from .guards import Guards, actor_of, check_scope, require_role, visible_record
+from api.access.auth import Caller
+from api.doors.guards import Guards, actor_of, check_scope, require_role, visible_record
 
 
 async def cancel(caller: Caller, guards: Guards, queue: Any, invocation_id: str, reason: str) -> Any:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from ..auth import Caller
-from .guards import Guards, actor_of, check_scope, enqueued_by, require_role
+from api.access.auth import Caller
+from api.doors.guards import Guards, actor_of, check_scope, enqueued_by, require_role
 
 
 async def enqueue(caller: Caller, guards: Guards, queue: Any, *, app_name: str, user_id: str, session_id: str,

@@ -6,13 +6,12 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
+from api.access.approval_policy import ApprovalPolicies
+from api.access.auth import ALL_ROLES, Caller, MissingRoleError, Role
+from api.access.rate_limits import RateLimits
 from runtime.errors import AppNotFoundError, InvocationNotFoundError, NotFoundError
-from worker.audit import LOOPBACK
-from worker.webhook_ssrf import WebhookGuard
-
-from ..approval_policy import ApprovalPolicies
-from ..auth import ALL_ROLES, Caller, MissingRoleError, Role
-from ..rate_limits import RateLimits
+from worker.records.audit import LOOPBACK
+from worker.webhooks.ssrf import WebhookGuard
 
 MAX_ID_CHARS = 256
 
@@ -37,10 +36,9 @@ class Guards:
     def from_env(cls, environ: dict[str, str] | None = None, apps: list[Any] | None = None) -> Guards:
         """The guards ``agentq api`` builds from the same environment (``AGENTQ_APPROVAL_POLICY*``,
         ``AGENTQ_RATE_*``, ``AGENTQ_WEBHOOK*``), for the CLI; ``apps``: loaded apps whose tools declare rules."""
-        from worker.webhook_config import WebhookSettings
-
-        from ..approval_policy import with_declared
-        from ..settings import load_approval_policy
+        from api.access.approval_policy import with_declared
+        from api.settings import load_approval_policy
+        from worker.webhooks.config import WebhookSettings
 
         env = os.environ if environ is None else environ
         return cls(approval=with_declared(load_approval_policy(env), apps or []),
@@ -78,7 +76,7 @@ def require_role(caller: Caller, role: Role, action: str) -> None:
 
 
 def actor_of(caller: Caller) -> dict[str, Any]:
-    """Who the store records as acting (worker.audit): the principal and the client address."""
+    """Who the store records as acting (worker.records.audit): the principal and the client address."""
     return {"principal": caller.principal_id, "client": caller.client}
 
 
@@ -91,7 +89,7 @@ def enqueued_by(caller: Caller) -> str | None:
 def cli_caller() -> Caller:
     """The local operator at a terminal: principal ``cli:<os user>``, every role, every app and user (it holds
     the store's URL, so it could write anything anyway); the doors still apply the approval rules and limits."""
-    from worker.audit import cli_actor
+    from worker.records.audit import cli_actor
 
     return Caller(grant=None, principal_id=cli_actor()["principal"], named=True)
 

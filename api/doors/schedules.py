@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..auth import Caller
-from .guards import Guards, check_scope, enqueued_by, require_role
+from api.access.auth import Caller
+from api.doors.guards import Guards, check_scope, enqueued_by, require_role
 
 
 def _guard(caller: Caller, guards: Guards, app_name: str, user_id: str, action: str) -> None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..auth import Caller
-from .guards import Guards, actor_of, check_scope, require_role
+from api.access.auth import Caller
+from api.doors.guards import Guards, actor_of, check_scope, require_role
 
 
 async def rewind(caller: Caller, guards: Guards, queue: Any, app_name: str, user_id: str, session_id: str,

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from api.access.auth import Caller
+from api.doors.guards import Guards, actor_of, check_scope, require_role
 from runtime.errors import NotFoundError
-
-from ..auth import Caller
-from .guards import Guards, actor_of, check_scope, require_role
 
 
 async def redeliver(caller: Caller, guards: Guards, queue: Any, delivery_id: str) -> None:

@@ -14,14 +14,13 @@ import sys
 from fastapi import APIRouter, Depends, Query, Request, WebSocket
 from fastapi.responses import JSONResponse
 
+from api.access.auth import Caller
+from api.deps import Services, check_scope, get_caller, get_services, get_settings
+from api.settings import ApiSettings
+from api.views.app_info import name_only
+from api.views.traces import session_spans
 from runtime import __version__
 from runtime.errors import AppNotFoundError, NotFoundError
-
-from ..app_info import name_only
-from ..auth import Caller
-from ..deps import Services, check_scope, get_caller, get_services, get_settings
-from ..settings import ApiSettings
-from ..traces import session_spans
 
 router = APIRouter(tags=["adk"])
 

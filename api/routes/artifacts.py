@@ -9,11 +9,10 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Depends, Query
 
+from api.deps import Services, UserScope, get_services, user_scope
+from api.views.schemas import SaveArtifactRequest
 from runtime.artifacts import ArtifactVersion
 from runtime.errors import NotFoundError, UsageError
-
-from ..deps import Services, UserScope, get_services, user_scope
-from ..schemas import SaveArtifactRequest
 
 router = APIRouter(tags=["artifacts"])
 

@@ -1,6 +1,6 @@
 """Audit routes: who answered, cancelled or redelivered, when and from where, per invocation and per app.
 
-Read only: no route writes an entry (they are written by the scripts that make the changes, worker.audit), so
+Read only: no route writes an entry (they are written by the scripts that make the changes, worker.records.audit), so
 the trail cannot be edited through the API. Both follow the caller's scope: another user's invocation is a 404,
 and an app's page holds only the users the caller may see. Entries expire with the records they describe.
 """
@@ -9,14 +9,13 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Depends, Path, Query
 
+from api.access.auth import Caller
+from api.deps import Services, get_caller, get_services, get_settings
+from api.routes.invocations import queue_of, visible_record
+from api.settings import ApiSettings
+from api.views.schemas import WireModel
 from runtime.errors import NotFoundError
-from worker.audit import AuditEntry
-
-from ..auth import Caller
-from ..deps import Services, get_caller, get_services, get_settings
-from ..schemas import WireModel
-from ..settings import ApiSettings
-from .invocations import queue_of, visible_record
+from worker.records.audit import AuditEntry
 
 router = APIRouter(tags=["audit"])
 

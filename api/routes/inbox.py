@@ -8,7 +8,7 @@ a narrower view merges its users' own indexes (``client.inbox.parked_page``).
 ``GET /inbox/events`` is an SSE stream: an ``event: inbox`` frame ``{"total": n}`` at once, then one
 ``{"changes": [...]}`` frame whenever invocations the caller may see park or leave the inbox, or
 ``{"reload": true}`` when the API cannot tell what changed. It follows the inbox change feed through this API
-process's one follower (``api/change_feed.py``): an open stream with nothing happening costs Redis nothing.
+process's one follower (``api/streams/change_feed.py``): an open stream with nothing happening costs Redis nothing.
 """
 
 from __future__ import annotations
@@ -20,15 +20,15 @@ from typing import Any
 
 from fastapi import APIRouter, Depends, Query, Request
 
-from ..approval_policy import mark_answerable
-from ..auth import WILDCARD, Caller
-from ..change_feed import ChangeFeed, Update
-from ..deps import Services, get_caller, get_services, get_settings
-from ..event_stream import EventStreamResponse
-from ..schemas import InvocationOut, WireModel
-from ..settings import ApiSettings
-from ..sse import frame
-from .invocations import queue_of
+from api.access.approval_policy import mark_answerable
+from api.access.auth import WILDCARD, Caller
+from api.deps import Services, get_caller, get_services, get_settings
+from api.routes.invocations import queue_of
+from api.settings import ApiSettings
+from api.streams.change_feed import ChangeFeed, Update
+from api.streams.event_stream import EventStreamResponse
+from api.streams.sse import frame
+from api.views.schemas import InvocationOut, WireModel
 
 router = APIRouter(tags=["inbox"])
 

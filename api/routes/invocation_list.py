@@ -5,16 +5,15 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Depends, Query
 
+from api.access.approval_policy import mark_answerable
+from api.access.auth import Caller
+from api.deps import Services, get_caller, get_services, get_settings
+from api.routes.inbox import visible_pairs
+from api.routes.invocations import queue_of
+from api.settings import ApiSettings
+from api.views.schemas import InvocationList, InvocationOut
 from runtime.statuses import InvocationStatus
-from worker.listing_across import invocations_across
-
-from ..approval_policy import mark_answerable
-from ..auth import Caller
-from ..deps import Services, get_caller, get_services, get_settings
-from ..schemas import InvocationList, InvocationOut
-from ..settings import ApiSettings
-from .inbox import visible_pairs
-from .invocations import queue_of
+from worker.records.listing_across import invocations_across
 
 router = APIRouter(tags=["invocations"])
 

@@ -6,16 +6,13 @@ from typing import Any
 
 from fastapi import APIRouter, Body, Depends, Query
 
-from runtime.errors import RetryableError
-from runtime.sessions import GetSessionConfig
-from runtime.statuses import InvocationStatus
-
-from .. import doors
-from ..approval_policy import mark_answerable
-from ..auth import Caller
-from ..deps import Services, UserScope, get_caller, get_services, get_settings, user_scope
-from ..metrics import Metrics, get_metrics
-from ..schemas import (
+from api import doors
+from api.access.approval_policy import mark_answerable
+from api.access.auth import Caller
+from api.deps import Services, UserScope, get_caller, get_services, get_settings, user_scope
+from api.settings import ApiSettings
+from api.views.metrics import Metrics, get_metrics
+from api.views.schemas import (
     CancelRequest,
     EnqueueRequest,
     EnqueueResponse,
@@ -23,9 +20,11 @@ from ..schemas import (
     InvocationList,
     InvocationOut,
 )
-from ..settings import ApiSettings
-from ..worker_presence import log_if_unserved, waiting_notice
-from ..workflow_nodes import WorkflowNodesOut, node_runs
+from api.views.worker_presence import log_if_unserved, waiting_notice
+from api.views.workflow_nodes import WorkflowNodesOut, node_runs
+from runtime.errors import RetryableError
+from runtime.sessions import GetSessionConfig
+from runtime.statuses import InvocationStatus
 
 router = APIRouter(tags=["invocations"])
 CLOCK_SLACK_S = 60.0  # an event's timestamp comes from a worker's clock, the record's from another process's
@@ -68,7 +67,7 @@ async def enqueue(
     settings: ApiSettings = Depends(get_settings),
 ) -> EnqueueResponse:
     """Start an invocation in the background; 202 with its id and where to follow it. 400 for a ``webhook``
-    the SSRF rule refuses; 429 (``Retry-After``) past a rate limit or in-flight quota (``api.rate_limits``);
+    the SSRF rule refuses; 429 (``Retry-After``) past a rate limit or in-flight quota (``api.access.rate_limits``);
     409 when ``multitaskStrategy`` is ``reject`` and the session has an invocation in flight (or a ``rollback``
     would take back another invocation's events)."""
     invocation_id = await doors.enqueue(
@@ -108,7 +107,7 @@ async def get_invocation_nodes(
     services: Services = Depends(get_services),
 ) -> WorkflowNodesOut:
     """A workflow invocation's node runs and where each stands (done, running, waiting, failed, retrying,
-    stopped), read from its committed events (api.workflow_nodes); a plain agent's invocation lists its agents' runs, since ADK 2 gives every agent run a node path (``weather@1``,
+    stopped), read from its committed events (api.views.workflow_nodes); a plain agent's invocation lists its agents' runs, since ADK 2 gives every agent run a node path (``weather@1``,
     ``desk@1/billing@1``) as it gives a workflow's nodes."""
     record = await visible_record(services, settings, caller, invocation_id)
     since = GetSessionConfig(after_timestamp=record.created_at - CLOCK_SLACK_S) if record.created_at else None
@@ -128,7 +127,7 @@ async def function_responses(
     metrics: Metrics = Depends(get_metrics),
 ) -> InvocationOut:
     """Answer pending long-running calls; 202 and the invocation is ``queued`` again. 409: call not pending.
-    403 naming the approval rule that keeps the caller from answering (``api.approval_policy``); an approval
+    403 naming the approval rule that keeps the caller from answering (``api.access.approval_policy``); an approval
     below its confirmation's quorum is recorded and the invocation stays ``parked``."""
     responses = [item.model_dump(exclude_none=True) for item in body.function_responses]
     outcome = await doors.answer(caller, doors.Guards.of(settings), queue_of(services), invocation_id, responses)

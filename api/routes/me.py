@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Depends
 
-from ..auth import ALL_ROLES, WILDCARD, Caller
-from ..deps import get_caller
-from ..schemas import WireModel
+from api.access.auth import ALL_ROLES, WILDCARD, Caller
+from api.deps import get_caller
+from api.views.schemas import WireModel
 
 router = APIRouter(tags=["auth"])
 

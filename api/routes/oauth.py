@@ -1,7 +1,7 @@
 """OAuth 2 sign-in for tools that asked for a user's credential (``adk_request_credential`` calls).
 
 ``GET /invocations/{id}/oauth/{call_id}/authorize`` sends the caller to the provider (302; state and PKCE made
-and kept by ``worker.credentials.OAuthAuthorizations``). ``GET /oauth/callback`` is where the provider sends
+and kept by ``worker.records.credentials.OAuthAuthorizations``). ``GET /oauth/callback`` is where the provider sends
 the user back: the code is exchanged, the credential stored encrypted, the call answered with
 ``{"authorized": true}`` (no token), and a short page says so. The callback needs no API key: the single-use
 ``state`` is what authorizes it, together with the sign-in cookie ``/authorize`` sets (HttpOnly, SameSite=Lax,
@@ -19,14 +19,13 @@ from urllib.parse import urlsplit
 from fastapi import APIRouter, Depends, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 
+from api.access.auth import Caller, ForbiddenError
+from api.deps import Services, get_caller, get_services, get_settings
+from api.doors import actor_of
+from api.routes.invocations import queue_of, visible_record
+from api.settings import ApiSettings
 from runtime.auth.sealing import GENERATE_HINT, KEY_VARIABLE
 from runtime.errors import CredentialError, NotFoundError
-
-from ..auth import Caller, ForbiddenError
-from ..deps import Services, get_caller, get_services, get_settings
-from ..doors import actor_of
-from ..settings import ApiSettings
-from .invocations import queue_of, visible_record
 
 router = APIRouter(tags=["oauth"])
 
@@ -46,7 +45,7 @@ class SignInFromOtherBrowserError(ForbiddenError):
 def _authorizations(request: Request, services: Services):
     """The flow of this API (made on first use); 404 naming the variable to set when it is unset, 503 when the
     key is malformed (the deployment's fault)."""
-    from worker.credentials import OAuthAuthorizations
+    from worker.records.credentials import OAuthAuthorizations
 
     flow = getattr(request.app.state, "oauth", None)
     if flow is None:
@@ -72,7 +71,7 @@ async def authorize(
 ) -> RedirectResponse:
     """302 to the provider's consent page for the pending credential request ``call_id``. 409: not pending;
     400: its auth config expired or names no authorization-code flow."""
-    from worker.credentials import SIGN_IN_COOKIE, STATE_TTL_S, new_browser_id
+    from worker.records.credentials import SIGN_IN_COOKIE, STATE_TTL_S, new_browser_id
 
     flow = _authorizations(request, services)
     record = await visible_record(services, settings, caller, invocation_id)
@@ -100,7 +99,7 @@ async def callback(
     """Where the provider sends the user back. 403 when this browser did not open the sign-in link (no or another
     sign-in cookie); 400 for an unknown, used or expired state, a provider's error (``error=access_denied``) or a
     failed code exchange; nothing is stored then."""
-    from worker.credentials import SIGN_IN_COOKIE, OtherBrowserError
+    from worker.records.credentials import SIGN_IN_COOKIE, OtherBrowserError
 
     flow = _authorizations(request, services)
     try:

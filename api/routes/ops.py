@@ -1,4 +1,4 @@
-"""Operations routes: /health and Prometheus /metrics (who may read them: ``api.ops_access``)."""
+"""Operations routes: /health and Prometheus /metrics (who may read them: ``api.access.ops_access``)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Operations at a glance: invocations by status, run jobs waiting, workers alive (``GET /ops/summary``).
 
 Counts cover what the caller's key may see, exactly, from the counters the status scripts keep
-(``worker.status_counts``): the deployment's, its apps', or its users' in those apps, whatever the number of
+(``worker.records.status_counts``): the deployment's, its apps', or its users' in those apps, whatever the number of
 invocations. ``sampled`` is always false (counts were once sampled; the field stays for clients that read it).
 Queue depth and workers are the deployment's: with no worker alive a queued invocation waits, which a page must
 say.
@@ -13,11 +13,11 @@ from typing import Any
 
 from fastapi import APIRouter, Depends
 
-from ..auth import WILDCARD, Caller
-from ..deps import Services, get_caller, get_services, get_settings
-from ..schemas import WireModel
-from ..settings import ApiSettings
-from .invocations import queue_of
+from api.access.auth import WILDCARD, Caller
+from api.deps import Services, get_caller, get_services, get_settings
+from api.routes.invocations import queue_of
+from api.settings import ApiSettings
+from api.views.schemas import WireModel
 
 router = APIRouter(tags=["ops"])
 

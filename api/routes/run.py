@@ -10,18 +10,17 @@ from typing import Any
 
 from fastapi import APIRouter, Depends
 
+from api import doors
+from api.access.auth import Caller
+from api.deps import Services, check_scope, get_caller, get_services, get_settings
+from api.routes.invocations import queue_of
+from api.run_start import RunStart, start_run
+from api.settings import ApiSettings
+from api.streams.event_stream import EventStreamResponse
+from api.streams.sse import entry_json, frame
+from api.views.metrics import Metrics, get_metrics
+from api.views.schemas import AgentRunRequest
 from runtime.errors import RunError
-
-from .. import doors
-from ..auth import Caller
-from ..deps import Services, check_scope, get_caller, get_services, get_settings
-from ..event_stream import EventStreamResponse
-from ..metrics import Metrics, get_metrics
-from ..run_start import RunStart, start_run
-from ..schemas import AgentRunRequest
-from ..settings import ApiSettings
-from ..sse import entry_json, frame
-from .invocations import queue_of
 
 router = APIRouter(tags=["run"])
 
@@ -134,7 +133,7 @@ async def adk_frames(
 async def start_run_sse(
     body: AgentRunRequest, caller: Caller, settings: ApiSettings, services: Services, metrics: Metrics
 ) -> EventStreamResponse:
-    """Start the run and answer with its SSE stream (the route below and the fast lane in ``api.fast_lane``)."""
+    """Start the run and answer with its SSE stream (the route below and the fast lane in ``api.streams.fast_lane``)."""
     started = time.perf_counter()
     start = await _start(body, caller, settings, services)
     frames = _no_frames() if start.idle else adk_frames(start.invocation_id, start.after, services, metrics, started)
@@ -158,7 +157,7 @@ async def run_sse(
 ):
     """Run the agent and stream its events as ADK SSE frames (partial chunks too when ``streaming``).
 
-    A well-formed, authorised request is normally served by ``api.fast_lane`` without reaching this function;
+    A well-formed, authorised request is normally served by ``api.streams.fast_lane`` without reaching this function;
     it behaves exactly as this route does.
     """
     return await start_run_sse(body, caller, settings, services, metrics)

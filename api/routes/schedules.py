@@ -11,13 +11,18 @@ from typing import Any
 
 from fastapi import APIRouter, Body, Depends, Query, Response
 
+from api import doors
+from api.deps import Services, UserScope, get_services, get_settings, user_scope
+from api.routes.invocations import queue_of
+from api.settings import ApiSettings
+from api.views.schemas import (
+    EnqueueResponse,
+    ScheduleCreateRequest,
+    ScheduleList,
+    ScheduleRunOut,
+    ScheduleRuns,
+)
 from worker.schedules import Schedule
-
-from .. import doors
-from ..deps import Services, UserScope, get_services, get_settings, user_scope
-from ..schemas import EnqueueResponse, ScheduleCreateRequest, ScheduleList, ScheduleRunOut, ScheduleRuns
-from ..settings import ApiSettings
-from .invocations import queue_of
 
 router = APIRouter(tags=["schedules"])
 

@@ -12,22 +12,21 @@ from typing import Any
 
 from fastapi import APIRouter, Body, Depends, Query, Response
 
-from runtime.errors import InvocationNotFoundError, SessionNotFoundError
-from runtime.events import Event, EventActions
-from runtime.sessions import Session
-
-from .. import doors
-from ..auth import Caller
-from ..deps import Services, UserScope, get_caller, get_services, get_settings, user_scope
-from ..schemas import (
+from api import doors
+from api.access.auth import Caller
+from api.deps import Services, UserScope, get_caller, get_services, get_settings, user_scope
+from api.routes.invocations import queue_of
+from api.settings import ApiSettings
+from api.views.schemas import (
     CancelRequest,
     CreateSessionRequest,
     RewindRequest,
     SessionCancelOut,
     UpdateSessionRequest,
 )
-from ..settings import ApiSettings
-from .invocations import queue_of
+from runtime.errors import InvocationNotFoundError, SessionNotFoundError
+from runtime.events import Event, EventActions
+from runtime.sessions import Session
 
 router = APIRouter(tags=["sessions"])
 
@@ -147,7 +146,7 @@ async def list_sessions(
 
 def _page_by_id(sessions: list[Session], page_size: int, page_token: str | None) -> tuple[list[Session], str | None]:
     """A page of sessions held in memory, in the same order and with the same tokens as the Redis listing."""
-    from worker.listing import decode_token, encode_token
+    from worker.records.listing import decode_token, encode_token
 
     after = str(decode_token(page_token, "s")[0]) if page_token else None
     ordered = sorted((s for s in sessions if after is None or s.id > after), key=lambda s: s.id)

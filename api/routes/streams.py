@@ -8,18 +8,24 @@ from typing import Any
 
 from fastapi import APIRouter, Depends, Header, Query, Response
 
+from api.access.auth import Caller
+from api.deps import Services, UserScope, get_caller, get_services, get_settings, user_scope
+from api.errors import error_body
+from api.routes.invocations import queue_of, visible_record
+from api.routes.sessions import load_session
+from api.settings import ApiSettings
+from api.streams.event_stream import EventStreamResponse
+from api.streams.sse import (
+    InvalidLastEventIdError,
+    check_entry_id,
+    entry_before,
+    entry_frame,
+    entry_key,
+    frame,
+)
+from api.views.metrics import Metrics, get_metrics
+from api.views.worker_presence import waiting_notice
 from runtime.statuses import FINAL
-
-from ..auth import Caller
-from ..deps import Services, UserScope, get_caller, get_services, get_settings, user_scope
-from ..errors import error_body
-from ..event_stream import EventStreamResponse
-from ..metrics import Metrics, get_metrics
-from ..settings import ApiSettings
-from ..sse import InvalidLastEventIdError, check_entry_id, entry_before, entry_frame, entry_key, frame
-from ..worker_presence import waiting_notice
-from .invocations import queue_of, visible_record
-from .sessions import load_session
 
 router = APIRouter(tags=["streams"])
 

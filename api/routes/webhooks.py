@@ -11,15 +11,14 @@ import re
 
 from fastapi import APIRouter, Depends, Path, Query
 
+from api import doors
+from api.access.auth import Caller
+from api.access.roles import OPERATE
+from api.deps import Services, get_caller, get_services, get_settings
+from api.routes.invocations import queue_of
+from api.settings import ApiSettings
+from api.views.schemas import WireModel
 from runtime.errors import UsageError
-
-from .. import doors
-from ..auth import Caller
-from ..deps import Services, get_caller, get_services, get_settings
-from ..roles import OPERATE
-from ..schemas import WireModel
-from ..settings import ApiSettings
-from .invocations import queue_of
 
 router = APIRouter(tags=["webhooks"])
 

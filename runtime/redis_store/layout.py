@@ -1,6 +1,6 @@
 """The data layout version of a store: which shape of keys and records the code that wrote it expects.
 
-Every agentq process reads it at start (``worker.migrate.require_layout``): a store at a newer layout than the
+Every agentq process reads it at start (``worker.records.migrate.require_layout``): a store at a newer layout than the
 code is refused, naming both (the code would not know the newer shapes); an older one is migrated forward first
 (``agentq migrate``, or at first start under a lock unless ``AGENTQ_MIGRATE_AT_START=off``).
 """

@@ -3,7 +3,7 @@ KEYS and ARGV, which callers pass by name: see ``lua.script``).
 
 Scope: each script touches only keys of one user's hash tag, and the cross-session sets it keeps in step. On
 one node those sets are global keys and app state rides along (KEYS beyond the user's), so an ``app:`` delta
-costs no extra trip; on Redis Cluster the caller names the user's shard of each set (``worker.shards``: same
+costs no extra trip; on Redis Cluster the caller names the user's shard of each set (``worker.config.shards``: same
 slot) and leaves app state out, so no script crosses slots.
 """
 

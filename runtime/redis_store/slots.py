@@ -1,5 +1,5 @@
 """Slot tags of Redis Cluster: a short string that hashes to a given slot, so a cross-session set can have one
-copy per slot in use beside the users it serves (``keys.sharded``; ``worker.shards`` says who writes them).
+copy per slot in use beside the users it serves (``keys.sharded``; ``worker.config.shards`` says who writes them).
 
 Here, below the session service, because sessions keep per-shard copies too (``keys.app_users``,
 ``keys.session_expiries``).

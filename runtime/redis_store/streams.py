@@ -17,7 +17,7 @@ needs also expires ``max_age_s`` after its last write (all its entries would be 
 idle session does not keep its stream for ever.
 
 Reading one invocation out of a busy session: ``read_page`` also returns the id it scanned up to, so the
-next call skips other invocations' entries instead of scanning them again (``worker.follow`` does this).
+next call skips other invocations' entries instead of scanning them again (``worker.records.follow`` does this).
 """
 
 from __future__ import annotations

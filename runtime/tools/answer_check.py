@@ -8,7 +8,7 @@
 
 An object schema is checked against the response itself; any other schema against ``response["result"]`` (how
 a single value is answered: ``{"result": value}``). A mismatch raises AnswerSchemaError (a UsageError: 400 over
-HTTP) naming the field. ``worker.answer_check`` applies it in ``InvocationStore.respond`` before anything is
+HTTP) naming the field. ``worker.records.answer_check`` applies it in ``InvocationStore.respond`` before anything is
 stored, so every channel (HTTP function-responses, /run_sse answers, the Python client, the CLI) is refused the
 same way.
 

@@ -2,7 +2,7 @@
 
     FunctionTool(transfer_money, require_confirmation=True, approval=Approval(quorum=2, roles=("answer",)))
 
-The runtime only carries it: the API reads it from the loaded App (``api.approval_policy``) and applies it
+The runtime only carries it: the API reads it from the loaded App (``api.access.approval_policy``) and applies it
 to every answer; ``AGENTQ_APPROVAL_POLICY`` entries for the same app and tool take precedence.
 """
 

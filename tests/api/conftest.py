@@ -6,7 +6,7 @@ import httpx
 import pytest
 
 from api import ApiSettings, create_app
-from api.auth import parse_keys
+from api.access.auth import parse_keys
 from api.deps import Services
 from runtime.artifacts import InMemoryArtifactService
 from runtime.sessions import InMemorySessionService
@@ -52,7 +52,7 @@ class _NoBroker:
 @pytest.fixture
 async def store(redis_url):
     """An invocation store on the test's redis-server whose run jobs go nowhere."""
-    from worker.store import InvocationStore
+    from worker.records.store import InvocationStore
 
     store = InvocationStore(redis_url, celery_app=_NoBroker())
     yield store

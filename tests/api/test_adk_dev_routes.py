@@ -8,10 +8,10 @@ import sys
 import pytest
 
 from api import ApiSettings, create_app
-from api.app_info import describe_app
-from api.auth import parse_keys
+from api.access.auth import parse_keys
 from api.deps import Services
 from api.settings import parse_cors_origins
+from api.views.app_info import describe_app
 from runtime import __version__
 from runtime.agents import LlmAgent
 from runtime.apps import App

@@ -8,12 +8,12 @@ from __future__ import annotations
 import pytest
 
 from api import ApiSettings, create_app
-from api.approval_policy import ApprovalPolicies
-from api.auth import hash_secret, parse_keys
+from api.access.approval_policy import ApprovalPolicies
+from api.access.auth import hash_secret, parse_keys
 from api.services import redis_services
 from runtime.errors import UsageError
-from worker import lease
-from worker.record import PendingCall
+from worker.fleet import lease
+from worker.records.record import PendingCall
 
 from .conftest import make_client
 
@@ -183,7 +183,7 @@ def test_a_malformed_policy_is_refused_naming_the_place(text, message):
 
 
 def test_an_approval_declared_beside_require_confirmation_is_read_from_the_app_and_settings_override_it():
-    from api.approval_policy import with_declared
+    from api.access.approval_policy import with_declared
     from runtime.agents import LlmAgent
     from runtime.apps import App
     from runtime.tools import FunctionTool

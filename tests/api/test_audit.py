@@ -9,14 +9,14 @@ import json
 import pytest
 
 from api import ApiSettings, create_app
-from api.auth import key_principal_id, parse_keys
+from api.access.auth import key_principal_id, parse_keys
 from api.services import redis_services
 from runtime.redis_store import keys, streams
-from worker import lease
-from worker import webhook_outbox as outbox
-from worker.audit import AUDIT_KEY
-from worker.record import PendingCall
-from worker.webhooks import payload
+from worker.fleet import lease
+from worker.records.audit import AUDIT_KEY
+from worker.records.record import PendingCall
+from worker.webhooks import outbox as outbox
+from worker.webhooks.deliverer import payload
 
 from .conftest import make_client
 

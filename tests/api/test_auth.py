@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from api.auth import KeyGrant, parse_keys
+from api.access.auth import KeyGrant, parse_keys
 from api.settings import load_keys
 from runtime.errors import UsageError
 

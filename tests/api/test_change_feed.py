@@ -1,4 +1,4 @@
-"""api.change_feed: one follower per API process reads the inbox change feed (real redis-server) and hands each
+"""api.streams.change_feed: one follower per API process reads the inbox change feed (real redis-server) and hands each
 change to the subscribers that may see it. The entries are appended here as the status scripts append them
 (``keys.inbox_changes``: app, user, inv, change), so the follower is tested apart from any worker."""
 
@@ -8,10 +8,10 @@ import asyncio
 
 import redis.asyncio as aioredis
 
-from api.change_feed import ChangeFeed, Subscription, Update
+from api.streams.change_feed import ChangeFeed, Subscription, Update
 from runtime.redis_store import keys
 from worker.client import AgentqClient
-from worker.inbox_feed import InboxChangeEntry
+from worker.records.inbox_feed import InboxChangeEntry
 
 
 async def _append(redis, app: str, user: str, invocation_id: str, change: str) -> None:
@@ -79,7 +79,7 @@ async def test_the_follower_stops_with_its_last_subscriber_and_a_new_one_starts_
 
 
 async def test_a_follower_that_fell_behind_the_trim_tells_every_subscriber_to_reload(redis_url):
-    from worker import inbox_feed
+    from worker.records import inbox_feed
 
     client = AgentqClient(redis_url, reads_only=True)
     redis = aioredis.Redis.from_url(redis_url, decode_responses=True)
@@ -104,7 +104,7 @@ async def test_a_follower_that_fell_behind_the_trim_tells_every_subscriber_to_re
 
 
 def test_a_subscriber_that_does_not_keep_up_gets_one_reload_instead_of_a_growing_backlog():
-    from api import change_feed
+    from api.streams import change_feed
 
     subscription = Subscription(lambda app, user: user == "ann")
     change = InboxChangeEntry(id="1-0", app="a", user="ann", invocation_id="e-1", change="parked")
@@ -120,7 +120,7 @@ def test_a_subscriber_that_does_not_keep_up_gets_one_reload_instead_of_a_growing
 
 async def test_on_a_cluster_the_follower_reads_every_shard_and_picks_up_shards_registered_later(redis_cluster_url):
     from runtime.redis_store.redis_url import redis_client_from_url
-    from worker.shards import register, shard_of
+    from worker.config.shards import register, shard_of
 
     client = AgentqClient(redis_cluster_url, reads_only=True)
     redis = redis_client_from_url(redis_cluster_url, decode_responses=True)

@@ -16,9 +16,9 @@ import pytest
 from agentq.demo import EXAMPLE_APPS
 from agentq.local_stack import LocalStack
 from api import ApiSettings, create_app
-from api.auth import parse_keys, parse_public_routes
-from api.limits import MAX_JSON_DEPTH, json_depth
-from api.sse_client import read_frames
+from api.access.auth import parse_keys, parse_public_routes
+from api.access.limits import MAX_JSON_DEPTH, json_depth
+from api.streams.sse_client import read_frames
 from runtime.errors import UsageError
 
 from .conftest import make_client

@@ -10,7 +10,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 
-ADAPTERS = ("api/routes/*.py", "api/a2a/*.py", "api/run_start.py", "api/fast_lane.py", "agentq/*.py")
+ADAPTERS = ("api/routes/*.py", "api/a2a/*.py", "api/run_start.py", "api/streams/fast_lane.py", "agentq/*.py")
 """The modules that translate a wire format (HTTP, A2A, the terminal) and must call the doors."""
 
 STATE_CHANGING = frozenset({"enqueue", "respond", "approve", "reject", "cancel", "cancel_session", "delete_session",

@@ -11,8 +11,8 @@ from api import ApiSettings, create_app
 from api.services import redis_services
 from runtime.events import Event
 from runtime.sessions.redis_session_service import current_fence
-from worker import lease
-from worker.record import PendingCall
+from worker.fleet import lease
+from worker.records.record import PendingCall
 
 from .conftest import make_client
 

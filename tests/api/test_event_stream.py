@@ -6,8 +6,8 @@ import asyncio
 
 import pytest
 
-from api.event_stream import EventStreamResponse
-from api.sse import KEEPALIVE
+from api.streams.event_stream import EventStreamResponse
+from api.streams.sse import KEEPALIVE
 
 
 class FakeClient:

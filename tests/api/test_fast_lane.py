@@ -8,7 +8,7 @@ from fastapi import Request
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 from api import ApiSettings, create_app
-from api.auth import parse_keys
+from api.access.auth import parse_keys
 from api.deps import Services, get_caller
 from runtime.artifacts import InMemoryArtifactService
 from runtime.errors import SessionNotFoundError

@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 
 from api import ApiSettings, create_app
-from api.auth import parse_keys
+from api.access.auth import parse_keys
 from api.services import redis_services
-from worker import lease
-from worker.record import PendingCall
-from worker.workers_alive import beater
+from worker.fleet import lease
+from worker.fleet.workers_alive import beater
+from worker.records.record import PendingCall
 
 from .conftest import make_client
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from api import ApiSettings, create_app
-from api.auth import parse_keys
+from api.access.auth import parse_keys
 from api.services import redis_services
 
 from .conftest import ALICE_KEY, BOB_KEY, KEYS, make_client

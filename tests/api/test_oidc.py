@@ -11,7 +11,7 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from jwt.algorithms import RSAAlgorithm
 
 from api import ApiSettings, create_app
-from api.oidc import OidcSettings, OidcVerifier
+from api.access.oidc import OidcSettings, OidcVerifier
 
 from .conftest import make_client
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from api import ApiSettings, create_app
-from api.auth import parse_keys
-from api.rate_limits import RateLimits
+from api.access.auth import parse_keys
+from api.access.rate_limits import RateLimits
 from api.services import redis_services
 from runtime.errors import UsageError
 from tests.api.conftest import make_client

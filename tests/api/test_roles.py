@@ -1,6 +1,6 @@
 """Roles on every route: one table of which roles pass each route, checked against the app's own route list.
 
-A route added without a rule in ``api.roles`` fails ``test_every_route_has_a_role_rule_and_this_table_names_it``
+A route added without a rule in ``api.access.roles`` fails ``test_every_route_has_a_role_rule_and_this_table_names_it``
 (and, until it gets one, only ``operate`` may call it).
 """
 
@@ -12,8 +12,8 @@ import pytest
 from fastapi.routing import APIRoute, APIWebSocketRoute
 
 from api import ApiSettings, create_app
-from api.auth import ALL_ROLES, hash_secret, parse_keys
-from api.roles import ROUTE_ROLES, route_rule
+from api.access.auth import ALL_ROLES, hash_secret, parse_keys
+from api.access.roles import ROUTE_ROLES, route_rule
 
 from .conftest import make_client
 
@@ -87,10 +87,10 @@ def role_app(memory_services):
 
 def test_every_route_has_a_role_rule_and_this_table_names_it(role_app):
     served = {f"{method} {path}" for method, path in _routes(role_app)}
-    assert {"missing from api.roles.ROUTE_ROLES": sorted(served - set(ROUTE_ROLES)),
+    assert {"missing from api.access.roles.ROUTE_ROLES": sorted(served - set(ROUTE_ROLES)),
             "missing from this test's table": sorted(served - set(EXPECTED)),
             "in the table but not served": sorted(set(EXPECTED) - served)} == {
-        "missing from api.roles.ROUTE_ROLES": [], "missing from this test's table": [],
+        "missing from api.access.roles.ROUTE_ROLES": [], "missing from this test's table": [],
         "in the table but not served": []}
     assert {key: set(ROUTE_ROLES[key]) for key in EXPECTED} == EXPECTED
 

@@ -6,7 +6,7 @@ import pytest
 
 from api.routes.invocations import run_config_dict
 from api.routes.run import failure_message, is_user_input
-from api.schemas import EnqueueRequest
+from api.views.schemas import EnqueueRequest
 
 MESSAGE = {"role": "user", "parts": [{"text": "hi"}]}
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from api.sse import check_entry_id, entry_before, entry_frame, entry_json, frame
-from api.sse_client import SseFrame, read_frames
+from api.streams.sse import check_entry_id, entry_before, entry_frame, entry_json, frame
+from api.streams.sse_client import SseFrame, read_frames
 from runtime.errors import UsageError
 from runtime.redis_store.streams import StreamEntry
 

@@ -10,8 +10,15 @@ import httpx
 import pytest
 
 from api import ApiSettings, create_app
-from api.auth import parse_keys
-from api.web_edge import UI_CSP, EdgeSettings, WebEdge, host_name, parse_allowed_hosts, parse_trusted_proxies
+from api.access.auth import parse_keys
+from api.access.web_edge import (
+    UI_CSP,
+    EdgeSettings,
+    WebEdge,
+    host_name,
+    parse_allowed_hosts,
+    parse_trusted_proxies,
+)
 from runtime.errors import UsageError
 
 from .conftest import KEYS, make_client

@@ -1,10 +1,10 @@
-"""api.workflow_nodes: node statuses of a workflow invocation, from its committed events."""
+"""api.views.workflow_nodes: node statuses of a workflow invocation, from its committed events."""
 
 from __future__ import annotations
 
 from google.genai import types
 
-from api.workflow_nodes import node_runs
+from api.views.workflow_nodes import node_runs
 from runtime.events import Event, EventActions, NodeInfo
 from runtime.workflow.history import ATTEMPT_KEY
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 
-from api.sse_client import read_frames
+from api.streams.sse_client import read_frames
 
 from .conftest import ALICE_KEY, client, user_message
 

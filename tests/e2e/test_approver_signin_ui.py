@@ -17,7 +17,7 @@ from jwt.algorithms import RSAAlgorithm
 
 from agentq.demo import EXAMPLE_APPS
 from agentq.local_stack import LocalStack
-from api.auth import hash_secret
+from api.access.auth import hash_secret
 
 from .browser import headless_chromium
 from .conftest import user_message

@@ -14,7 +14,7 @@ import httpx
 import pytest
 import redis.asyncio as aioredis
 
-from api.sse_client import read_frames
+from api.streams.sse_client import read_frames
 from runtime.redis_store import keys
 
 from .conftest import ADMIN_KEY, ALICE_KEY, BOB_KEY, user_message

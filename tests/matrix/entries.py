@@ -27,7 +27,7 @@ ROLES = {REQUESTER: ["enqueue", "read", "answer"], APPROVER: ["read", "answer"],
 
 def keys_json() -> dict:
     """AGENTQ_API_KEYS: one named key per principal (named keys have an identity, so separation of duties holds)."""
-    from api.auth import hash_secret
+    from api.access.auth import hash_secret
 
     return {name: {"sha256": hash_secret(SECRETS[name]), "users": ["eve"] if name == EVE else ["*"],
                    "apps": ["*"], "roles": ROLES[name]} for name in SECRETS}

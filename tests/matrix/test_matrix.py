@@ -167,7 +167,7 @@ async def _counts_and_scan(redis_url: str, app: str, user: str) -> tuple[dict, d
     import redis.asyncio as aioredis
 
     from runtime.statuses import STATUSES
-    from worker.status_counts import count_by_status
+    from worker.records.status_counts import count_by_status
 
     redis = aioredis.Redis.from_url(redis_url, decode_responses=True)
     try:
@@ -243,7 +243,7 @@ def _lines(view: dict) -> list[str]:
 
 def _expected_actor(entry: str) -> tuple[str, str | None]:
     if entry == "client":
-        from worker.audit import cli_actor
+        from worker.records.audit import cli_actor
 
         actor = cli_actor()
         return actor["principal"], actor["client"]

@@ -22,7 +22,7 @@ from runtime.redis_store import keys
 from runtime.redis_store.layout import LAYOUT_VERSION
 from runtime.redis_store.redis_url import redis_client_from_url
 from runtime.statuses import STATUSES
-from worker.status_counts import UNDERFLOWS, count_fields
+from worker.records.status_counts import UNDERFLOWS, count_fields
 
 from . import previous_release
 
@@ -30,7 +30,7 @@ APP = "tests.worker.apps:approval_app"
 ENQUEUE_WITH_SHORT_RETENTION = """
 import sys
 from worker.client import SyncAgentqClient
-from worker.retention import RetentionPolicy
+from worker.records.retention import RetentionPolicy
 with SyncAgentqClient(retention=RetentionPolicy(settled_s=1)) as client:
     session = client.create_session("approval", sys.argv[1]).id
     print(client.enqueue("approval", sys.argv[1], session, "pay soon", None))

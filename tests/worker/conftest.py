@@ -128,10 +128,10 @@ def user() -> str:
 
 
 def _underflows(url: str) -> int:
-    """``!underflows`` of the status counts on one node (worker.status_counts.UNDERFLOWS)."""
+    """``!underflows`` of the status counts on one node (worker.records.status_counts.UNDERFLOWS)."""
     import redis
 
-    from worker.status_counts import UNDERFLOWS
+    from worker.records.status_counts import UNDERFLOWS
 
     client = redis.Redis.from_url(url)
     try:

@@ -15,7 +15,7 @@ from runtime.models import ScriptedLlm, call
 from runtime.redis_store import keys
 from runtime.runners import Runner
 from runtime.tools import AgentTool, FunctionTool, InMemoryToolJournal
-from worker.store import InvocationStore
+from worker.records.store import InvocationStore
 
 APP, USER = "bank", "u"
 

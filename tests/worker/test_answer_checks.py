@@ -25,8 +25,8 @@ from runtime.tools.answer_check import (
     check_confirmation_payload,
     first_problem,
 )
-from worker.answer_check import AnswerSchemaError as WorkerAnswerSchemaError
-from worker.answer_check import answer_shapes
+from worker.records.answer_check import AnswerSchemaError as WorkerAnswerSchemaError
+from worker.records.answer_check import answer_shapes
 
 KEY = "answer-checks-key"
 APPS = ["tests.worker.answer_apps:invoice_app", "tests.worker.answer_apps:release_app",

@@ -1,4 +1,4 @@
-"""worker.app_limits: the process's and each app's cap on invocations in flight, the lines of jobs waiting for a
+"""worker.queues.app_limits: the process's and each app's cap on invocations in flight, the lines of jobs waiting for a
 slot, and AGENTQ_APP_CONCURRENCY (pure logic; tests/worker/test_fairness.py runs it in real workers)."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from runtime.errors import UsageError
-from worker.app_limits import LINE_LIMIT, AppLimits, app_caps_from_env, require_loop_handoff
+from worker.queues.app_limits import LINE_LIMIT, AppLimits, app_caps_from_env, require_loop_handoff
 
 
 def job(invocation_id: str, app: str) -> tuple[str, list[str]]:

@@ -12,15 +12,15 @@ import pytest
 from runtime.errors import UsageError
 from runtime.redis_store import keys, streams
 from tests.worker.test_worker_e2e import _settled
-from worker import lease
-from worker import webhook_outbox as outbox
-from worker.audit import AUDIT_KEY, app_audit_page
 from worker.client import AgentqClient
-from worker.record import PendingCall
-from worker.retention import RetentionPolicy
-from worker.store import InvocationStore
-from worker.sweeper import sweep_once
-from worker.webhooks import payload
+from worker.fleet import lease
+from worker.fleet.sweeper import sweep_once
+from worker.records.audit import AUDIT_KEY, app_audit_page
+from worker.records.record import PendingCall
+from worker.records.retention import RetentionPolicy
+from worker.records.store import InvocationStore
+from worker.webhooks import outbox as outbox
+from worker.webhooks.deliverer import payload
 
 ALICE = {"principal": "key:alice", "client": "10.1.2.3"}
 BOB = {"principal": "key:bob", "client": "10.9.9.9"}

@@ -11,10 +11,10 @@ import redis
 
 from runtime.errors import UsageError
 from runtime.redis_store.launcher import find_redis_server, free_port
-from worker.broker import broker_url, kombu_broker
-from worker.celery_app import make_celery
-from worker.dispatch import RUN_TASK, Dispatcher
-from worker.run_queues import APP_QUEUE_PREFIX
+from worker.config.broker import broker_url, kombu_broker
+from worker.config.run_queues import APP_QUEUE_PREFIX
+from worker.queues.celery_app import make_celery
+from worker.queues.dispatch import RUN_TASK, Dispatcher
 
 
 def test_the_broker_defaults_to_the_store_and_agentq_broker_url_overrides_it():

@@ -20,8 +20,8 @@ from runtime.redis_store import keys
 from tests.worker.conftest import ROOT, WorkerPool
 from tests.worker.flower_process import flower_running
 from tests.worker.public_api_probe import changes, import_everything, snapshot
-from worker.celery_app import make_celery
-from worker.dispatch import QUEUE, RUN_TASK
+from worker.queues.celery_app import make_celery
+from worker.queues.dispatch import QUEUE, RUN_TASK
 
 LIBRARY_OWN_CHANGES = re.compile("|".join([
     r"celery\.app\.task\.(Base)?Task\.(__call__ replaced|_stackprotected added)",  # trace._install_stack_protection
@@ -94,7 +94,7 @@ def slow_pool(worker_redis, tmp_path):
 async def test_celery_inspect_shows_the_app_queues_and_a_job_waiting_for_a_slot_holds_no_task(
         slow_pool, worker_redis, monkeypatch, user):
     """The worker consumes its app's run queue besides the shared one (``inspect active_queues``, which Flower
-    shows), and a job waiting for a free slot waits in the worker's line (worker.app_limits), not inside a task
+    shows), and a job waiting for a free slot waits in the worker's line (worker.queues.app_limits), not inside a task
     that would hold up the consumer: ``inspect active`` stays empty while it waits."""
     from worker.client import AgentqClient
 
@@ -187,7 +187,7 @@ class _NoBroker:
 
 async def test_one_run_batch_task_starts_each_of_its_invocations(workers, user):
     from worker.client import AgentqClient
-    from worker.dispatch import RUN_BATCH_TASK
+    from worker.queues.dispatch import RUN_BATCH_TASK
 
     client = AgentqClient(workers.redis_url, celery_app=_NoBroker())
     try:

@@ -18,7 +18,7 @@ import pytest
 
 from runtime.redis_store.launcher import free_port
 from tests.worker.conftest import ROOT
-from worker.local_redis import answers
+from worker.config.local_redis import answers
 
 AGENTQ_BIN = Path(sys.executable).parent
 
@@ -243,7 +243,7 @@ def test_the_readme_myapp_runs_offline_from_the_terminal_and_agentq_stop_ends_wo
 def _stop_embedded_redis(folder: Path) -> None:
     """After a failed test: the embedded redis-server runs in its own session, so a killed parent leaves it."""
     from agentq.embedded import shutdown
-    from worker.local_redis import running_url
+    from worker.config.local_redis import running_url
 
     url = running_url(folder / ".agentq")
     if url is not None:

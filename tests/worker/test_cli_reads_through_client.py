@@ -1,7 +1,7 @@
 """The CLI reads agentq's data only through the worker's client (``worker.client.AgentqClient`` and its read models,
-``worker/reads.py``), as the API does (``tests/api/test_api_reads_through_client.py``): no agentq module imports
+``worker/records/reads.py``), as the API does (``tests/api/test_api_reads_through_client.py``): no agentq module imports
 the store's key names or builds a Redis client from ``runtime.redis_store``, imports a worker function that takes
-a raw Redis client (``worker.inbox``, ``worker.status_counts``, ``worker.workers_alive``, ...), or sends a Redis
+a raw Redis client (``worker.records.inbox``, ``worker.records.status_counts``, ``worker.fleet.workers_alive``, ...), or sends a Redis
 command itself. Which keys hold what stays the worker's business.
 
 The exceptions are the embedded redis-server's process management, listed in ``SERVER_PROCESS`` with why: they
@@ -41,7 +41,7 @@ SERVER_PROCESS = {
         "`shutdown(url)`: `agentq stop` and the last api/worker leaving end the embedded server (it saves first)",
 }
 """(module, offence) -> why it is allowed: the embedded server's process management, not agentq's data. Whether
-the server answers is asked by ``worker.local_redis.answers`` (a PING on a socket), outside ``agentq/``."""
+the server answers is asked by ``worker.config.local_redis.answers`` (a PING on a socket), outside ``agentq/``."""
 
 
 def _raw_redis_functions(module_name: str) -> list[str]:
@@ -54,7 +54,7 @@ def _raw_redis_functions(module_name: str) -> list[str]:
 
 def _takes_raw_redis(module: str, name: str | None = None) -> bool:
     """True for ``worker.X`` having raw-Redis functions (``name`` None) or for its function ``name`` being one;
-    constants (``worker.status_counts.SCAN_LIMIT``) and modules without such functions are fine."""
+    constants (``worker.records.status_counts.SCAN_LIMIT``) and modules without such functions are fine."""
     if not module.startswith("worker."):
         return False
     try:
@@ -111,9 +111,9 @@ def test_the_check_sees_each_way_past_the_client():
         "from runtime import redis_store\n"
         "from runtime.redis_store.redis_url import redis_client_from_url\n"
         "from worker import inbox\n"
-        "from worker.status_counts import count_by_status, SCAN_LIMIT\n"
-        "from worker.status_counts import SCAN_LIMIT\n"
-        "import worker.workers_alive\n"
+        "from worker.records.status_counts import count_by_status, SCAN_LIMIT\n"
+        "from worker.records.status_counts import SCAN_LIMIT\n"
+        "import worker.fleet.workers_alive\n"
         "from worker.client import AgentqClient\n"
         "async def f(redis, client, path):\n"
         "    await redis.hgetall('agentq:workers')\n"
@@ -126,8 +126,8 @@ def test_the_check_sees_each_way_past_the_client():
         "line 2: from runtime import redis_store",
         "line 3: from runtime.redis_store.redis_url import redis_client_from_url",
         "line 4: from worker import inbox",
-        "line 5: from worker.status_counts import count_by_status, SCAN_LIMIT",
-        "line 7: import worker.workers_alive",
+        "line 5: from worker.records.status_counts import count_by_status, SCAN_LIMIT",
+        "line 7: import worker.fleet.workers_alive",
         "line 10: .hgetall(...)",
         "line 13: .llen(...)",
     ]
@@ -135,11 +135,11 @@ def test_the_check_sees_each_way_past_the_client():
 
 def test_the_worker_modules_the_check_keeps_out_are_found_by_their_raw_redis_functions():
     assert {module: _raw_redis_functions(module) for module in
-            ("worker.inbox", "worker.status_counts", "worker.workers_alive")} == {
-        "worker.inbox": ["_merge", "_page", "_slot_groups", "app_wide_page", "fingerprint", "parked_page",
+            ("worker.records.inbox", "worker.records.status_counts", "worker.fleet.workers_alive")} == {
+        "worker.records.inbox": ["_merge", "_page", "_slot_groups", "app_wide_page", "fingerprint", "parked_page",
                          "user_pairs"],
-        "worker.status_counts": ["count_by_status", "count_underflows"],
-        "worker.workers_alive": ["alive_workers", "announced_apps"],
+        "worker.records.status_counts": ["count_by_status", "count_underflows"],
+        "worker.fleet.workers_alive": ["alive_workers", "announced_apps"],
     }
 
 
@@ -151,7 +151,7 @@ def test_status_and_inbox_read_a_cluster_store_without_a_broker_url(redis_cluste
     from runtime.redis_store import keys
     from runtime.redis_store.layout import LAYOUT_VERSION
     from runtime.redis_store.redis_url import redis_client_from_url
-    from worker.workers_alive import beats_shard
+    from worker.fleet.workers_alive import beats_shard
 
     monkeypatch.delenv("AGENTQ_BROKER_URL", raising=False)  # the CLI's reads need no broker, as before
     with redis_client_from_url(redis_cluster_url, asyncio=False) as redis:

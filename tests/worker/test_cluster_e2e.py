@@ -175,7 +175,7 @@ async def test_on_a_cluster_a_parked_call_past_its_deadline_is_answered_by_a_rea
 
 async def test_on_a_cluster_the_inbox_pages_parked_invocations_of_users_on_every_master_newest_first(
         cluster_workers, client, user):
-    from worker import inbox
+    from worker.records import inbox
 
     users = _users_on_every_master("approval", user + "-inbox")
     parked = []
@@ -273,7 +273,7 @@ def test_a_worker_on_a_cluster_store_without_a_broker_of_its_own_is_refused_nami
 
 
 async def test_on_a_cluster_the_approval_flow_runs_over_http(cluster_api, cluster_workers, user):
-    from api.sse_client import read_frames
+    from api.streams.sse_client import read_frames
 
     async def frames(http, invocation_id, after=None):
         headers = {"Last-Event-ID": after} if after else {}

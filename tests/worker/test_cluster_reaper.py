@@ -1,4 +1,4 @@
-"""The reaper on a real three-master Redis Cluster reads only the shards that are due (worker.due_shards): a pass
+"""The reaper on a real three-master Redis Cluster reads only the shards that are due (worker.config.due_shards): a pass
 costs the same number of commands with 1,000 shards in use as with 10, the writers' marks and the periodic
 re-seed bring a shard to a pass in time, and a claimed shard's score follows its earliest entry."""
 
@@ -14,12 +14,12 @@ import redis
 from runtime.redis_store import keys
 from runtime.redis_store.launcher import EmbeddedRedis
 from runtime.redis_store.scripts import DUE_CLAIM, DUE_SETTLE
-from worker import due_shards
-from worker.reaper import reap_once
-from worker.retention import RetentionPolicy
-from worker.shards import slot_tag
-from worker.store import InvocationStore, Where
-from worker.sweeper import sweep_once
+from worker.config import due_shards
+from worker.config.shards import slot_tag
+from worker.fleet.reaper import reap_once
+from worker.fleet.sweeper import sweep_once
+from worker.records.retention import RetentionPolicy
+from worker.records.store import InvocationStore, Where
 
 _NOT_COUNTED = {"info", "cluster", "command", "script", "ping", "readonly", "config", "client", "hello"}
 """The test's own reads and a cluster client's housekeeping, not the pass's work."""

@@ -14,11 +14,11 @@ from runtime.redis_store import keys
 from runtime.redis_store.launcher import EmbeddedRedis
 from tests.worker.test_cluster_e2e import _users_on_every_master
 from tests.worker.test_webhooks import KEY, Receiver, _deliver_until_settled, _fast
-from worker import webhook_outbox as outbox
-from worker.shards import shard_of
-from worker.store import InvocationStore
-from worker.webhook_signing import verify
-from worker.webhooks import WebhookDeliverer
+from worker.config.shards import shard_of
+from worker.records.store import InvocationStore
+from worker.webhooks import outbox as outbox
+from worker.webhooks.deliverer import WebhookDeliverer
+from worker.webhooks.signing import verify
 
 
 @pytest.fixture(scope="module")

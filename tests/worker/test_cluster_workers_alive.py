@@ -6,8 +6,8 @@ from __future__ import annotations
 from redis.asyncio.cluster import RedisCluster
 
 from runtime.redis_store import keys
-from worker import workers_alive as alive
-from worker.store import InvocationStore
+from worker.fleet import workers_alive as alive
+from worker.records.store import InvocationStore
 
 
 async def test_on_a_cluster_beats_spread_over_the_masters_and_every_beating_worker_is_read_alive(

@@ -1,4 +1,4 @@
-"""worker.dispatch: run jobs go to their app's queue (worker.run_queues); the jobs of one queue sent in one loop
+"""worker.queues.dispatch: run jobs go to their app's queue (worker.config.run_queues); the jobs of one queue sent in one loop
 iteration go out as one Celery task; a failed send is left to the dispatch watchdog."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import logging
 import pytest
 
 from runtime.errors import UsageError
-from worker.dispatch import QUEUE, RUN_BATCH_TASK, RUN_TASK, Dispatcher
-from worker.run_queues import RunQueues
+from worker.config.run_queues import RunQueues
+from worker.queues.dispatch import QUEUE, RUN_BATCH_TASK, RUN_TASK, Dispatcher
 
 
 class RecordingApp:

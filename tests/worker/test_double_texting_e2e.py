@@ -1,7 +1,7 @@
 """Double texting with real worker processes: each strategy under 20 concurrent senders to one session.
 
 The senders share one client and run concurrently on its loop: their script calls interleave in Redis as those
-of separate API processes would (each strategy is decided in one script call, worker.double_texting).
+of separate API processes would (each strategy is decided in one script call, worker.records.double_texting).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import pytest
 
 from runtime.events.rewinds import live_events
 from tests.worker.conftest import ROOT
-from worker.rewind import SessionBusyError
+from worker.records.rewind import SessionBusyError
 
 SENDERS = 20
 pytestmark = pytest.mark.timeout(180)

@@ -1,4 +1,4 @@
-"""Exact counts by status (worker.status_counts): after 100,000 invocations the counters the status scripts keep
+"""Exact counts by status (worker.records.status_counts): after 100,000 invocations the counters the status scripts keep
 equal the statuses of the records that exist, for the deployment, each app and each user, and they go back
 down as retention removes records.
 
@@ -19,12 +19,12 @@ import pytest
 
 from runtime.redis_store import keys
 from runtime.statuses import FINAL, STATUSES
-from worker import lease
-from worker.record import PendingCall
-from worker.retention import RetentionPolicy
-from worker.status_counts import count_by_status
-from worker.store import InvocationStore
-from worker.sweeper import sweep_once
+from worker.fleet import lease
+from worker.fleet.sweeper import sweep_once
+from worker.records.record import PendingCall
+from worker.records.retention import RetentionPolicy
+from worker.records.status_counts import count_by_status
+from worker.records.store import InvocationStore
 
 from .test_lifecycle import RecordingCelery
 

@@ -1,5 +1,5 @@
 """Fairness with real processes: a run queue per app, consumed in turn, and per-app caps that hold a flood back
-without holding up another app (worker.run_queues, worker.app_limits, worker.queue_flow).
+without holding up another app (worker.config.run_queues, worker.queues.app_limits, worker.running.queue_flow).
 
 Each test runs its own redis-server and ``agentq worker`` (so the flood and its queue are nobody else's). The
 ``flood`` app's model holds its invocations until the test opens a gate, so the flood keeps every slot it gets;
@@ -22,8 +22,8 @@ from runtime.redis_store import keys
 from runtime.redis_store.launcher import EmbeddedRedis
 from tests.worker.conftest import WorkerPool
 from tests.worker.fair_apps import GATE_KEY
-from worker.dispatch import DISPATCH_GRACE_S, RUN_BATCH_TASK
-from worker.run_queues import RunQueues
+from worker.config.run_queues import RunQueues
+from worker.queues.dispatch import DISPATCH_GRACE_S, RUN_BATCH_TASK
 
 FLOOD = 2_000
 """bench/fairness_bench.py floods with 10,000; the property is the same with fewer, in less time."""

@@ -7,8 +7,8 @@ import pytest
 from runtime.flows.contents import build_contents
 from runtime.runners import Runner
 from runtime.sessions import RedisSessionService
-from worker.executor import Executor, ExecutorConfig
-from worker.store import InvocationStore
+from worker.records.store import InvocationStore
+from worker.running.executor import Executor, ExecutorConfig
 
 from .apps import make_weather_app
 from .test_lifecycle import RecordingCelery

@@ -1,4 +1,4 @@
-"""worker.inbox: the parked inbox merged across (app, user) pairs on the server, paged by an exact cursor."""
+"""worker.records.inbox: the parked inbox merged across (app, user) pairs on the server, paged by an exact cursor."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import redis.asyncio as aioredis
 
 from runtime.errors import UsageError
 from runtime.redis_store import keys
-from worker.inbox import fingerprint, parked_page, user_pairs
+from worker.records.inbox import fingerprint, parked_page, user_pairs
 
 
 async def _park(redis, app: str, user: str, invocation_id: str, created: float) -> None:
@@ -61,7 +61,7 @@ async def test_the_fingerprint_changes_when_an_invocation_parks_or_leaves(redis_
 
 async def test_a_page_token_that_was_not_handed_out_is_refused_as_bad_input(redis_url):
     from runtime.errors import UsageError
-    from worker.listing import encode_token
+    from worker.records.listing import encode_token
 
     redis = aioredis.Redis.from_url(redis_url)
     for token in ("bogus", encode_token("p", "not-a-time", "e-1"), encode_token("p", 1.0), encode_token("s", "x")):
@@ -71,11 +71,11 @@ async def test_a_page_token_that_was_not_handed_out_is_refused_as_bad_input(redi
 
 
 async def test_the_app_wide_page_lists_every_user_s_parked_invocations_once_newest_first_from_one_index(redis_url):
-    from worker import lease
-    from worker.inbox import app_wide_page
-    from worker.listing import encode_token
-    from worker.record import PendingCall
-    from worker.store import InvocationStore
+    from worker.fleet import lease
+    from worker.records.inbox import app_wide_page
+    from worker.records.listing import encode_token
+    from worker.records.record import PendingCall
+    from worker.records.store import InvocationStore
 
     class NoBroker:
         def send_task(self, *args, **kwargs) -> None:

@@ -7,9 +7,9 @@ import json
 import re
 
 from runtime.redis_store import keys, scripts
-from worker import lease
-from worker.record import PendingCall
-from worker.store import InvocationStore
+from worker.fleet import lease
+from worker.records.record import PendingCall
+from worker.records.store import InvocationStore
 
 from .test_lifecycle import RecordingCelery
 

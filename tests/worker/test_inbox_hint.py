@@ -5,7 +5,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from agentq.inbox_command import example_answer, item
-from worker.record import PendingCall
+from worker.records.record import PendingCall
 
 SCHEMA = {"type": "object", "required": ["decision"],
           "properties": {"decision": {"type": "string", "enum": ["approve", "changes", "reject"]},

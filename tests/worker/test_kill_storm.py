@@ -1,5 +1,5 @@
 """A kill storm: worker processes SIGKILLed at random while 200 invocations run. Their deaths are not the
-invocations' fault: none fails, none is lost, and no tool side effect happens twice (worker.attempts)."""
+invocations' fault: none fails, none is lost, and no tool side effect happens twice (worker.fleet.attempts)."""
 
 from __future__ import annotations
 

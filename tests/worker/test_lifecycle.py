@@ -17,11 +17,11 @@ from runtime.errors import (
 from runtime.events import Event
 from runtime.redis_store import keys, streams
 from runtime.sessions.redis_session_service import current_fence
-from worker import lease
-from worker.follow import wait
-from worker.reaper import reap_once
-from worker.record import PendingCall
-from worker.store import InvocationStore
+from worker.fleet import lease
+from worker.fleet.reaper import reap_once
+from worker.records.follow import wait
+from worker.records.record import PendingCall
+from worker.records.store import InvocationStore
 
 
 class RecordingCelery:

@@ -1,4 +1,4 @@
-"""Layout migrations (worker.migrate, ``agentq migrate``) on a real redis-server, and the refusals at start.
+"""Layout migrations (worker.records.migrate, ``agentq migrate``) on a real redis-server, and the refusals at start.
 
 A store "as the previous release left it" is made here from records of this one by taking off what the previous
 release did not write (counts, 'counted' markers, the app-wide parked index, retention entries) and putting back
@@ -21,12 +21,12 @@ from runtime.redis_store import keys
 from runtime.redis_store.layout import LAYOUT_VERSION, layout_key
 from runtime.redis_store.redis_url import redis_client_from_url
 from runtime.statuses import STATUSES
-from worker import migrate
-from worker.codec import dumps
-from worker.record import PendingCall
-from worker.retention import RetentionPolicy
-from worker.status_counts import UNDERFLOWS, count_by_status
-from worker.store import InvocationStore
+from worker.records import migrate
+from worker.records.codec import dumps
+from worker.records.record import PendingCall
+from worker.records.retention import RetentionPolicy
+from worker.records.status_counts import UNDERFLOWS, count_by_status
+from worker.records.store import InvocationStore
 
 from .test_lifecycle import RecordingCelery
 from .test_retention import _run

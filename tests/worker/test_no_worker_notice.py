@@ -11,13 +11,13 @@ import redis.asyncio
 
 from api import ApiSettings, create_app
 from api.services import redis_services
-from api.sse_client import read_frames
-from api.worker_presence import no_worker_notice
+from api.streams.sse_client import read_frames
+from api.views.worker_presence import no_worker_notice
 from runtime.redis_store import keys
 from runtime.redis_store.launcher import EmbeddedRedis
 from tests.worker.conftest import WorkerPool
 from tests.worker.held_ready_apps import READY_GATE
-from worker.workers_alive import alive_workers
+from worker.fleet.workers_alive import alive_workers
 
 MESSAGE = {"role": "user", "parts": [{"text": "Please pay 100"}]}
 

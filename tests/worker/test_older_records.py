@@ -8,10 +8,10 @@ import asyncio
 import pytest
 
 from runtime.redis_store import keys
-from worker.retention import RetentionPolicy
-from worker.status_counts import UNDERFLOWS, count_by_status
-from worker.store import InvocationStore
-from worker.sweeper import sweep_once
+from worker.fleet.sweeper import sweep_once
+from worker.records.retention import RetentionPolicy
+from worker.records.status_counts import UNDERFLOWS, count_by_status
+from worker.records.store import InvocationStore
 
 from .test_lifecycle import RecordingCelery
 from .test_retention import GONE, _run, _traces

@@ -10,7 +10,8 @@ from runtime.errors import UsageError
 from runtime.redis_store.launcher import EmbeddedRedis
 from tests.worker.chaos_apps import crashes_key
 from tests.worker.chaos_pool import ChaosPool, settle_all
-from worker.attempts import (
+from worker.client import AgentqClient
+from worker.fleet.attempts import (
     Crash,
     CrashEvidence,
     max_attempts_from_env,
@@ -18,7 +19,6 @@ from worker.attempts import (
     quarantine_after_from_env,
     should_isolate,
 )
-from worker.client import AgentqClient
 
 
 @pytest.fixture(scope="module")

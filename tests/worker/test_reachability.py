@@ -6,7 +6,7 @@ import logging
 
 from redis.exceptions import ConnectionError as RedisConnectionError
 
-from worker.recovery import Reachability
+from worker.fleet.recovery import Reachability
 
 
 def test_one_line_when_redis_goes_away_and_one_when_every_step_that_failed_is_back(caplog):

@@ -11,13 +11,13 @@ from google.genai import types
 from runtime.artifacts import RedisArtifactService
 from runtime.errors import FencedOutError, UsageError
 from runtime.redis_store import keys, streams
-from worker import lease
-from worker.follow import follow
-from worker.journal import RedisToolJournal
-from worker.record import PendingCall
-from worker.retention import RetentionPolicy
-from worker.store import InvocationStore
-from worker.sweeper import sweep_once
+from worker.fleet import lease
+from worker.fleet.sweeper import sweep_once
+from worker.records.follow import follow
+from worker.records.record import PendingCall
+from worker.records.retention import RetentionPolicy
+from worker.records.store import InvocationStore
+from worker.running.journal import RedisToolJournal
 
 from .test_lifecycle import RecordingCelery
 
@@ -215,7 +215,7 @@ async def test_pages_of_sessions_neither_lose_nor_repeat_items_while_new_ones_ar
     for i in range(13):
         await store.create_session("app", "u", f"s{i:02d}")
     before = sorted(["s", *[f"s{i:02d}" for i in range(13)]])
-    from worker.listing import sessions_page
+    from worker.records.listing import sessions_page
 
     seen: list[str] = []
     token = None
@@ -239,7 +239,7 @@ async def test_a_page_token_this_listing_did_not_hand_out_is_refused(store):
 
 
 async def store_page(store, **kwargs):
-    from worker.listing import invocations_page
+    from worker.records.listing import invocations_page
 
     return await invocations_page(store, "app", "u", **kwargs)
 

@@ -9,7 +9,7 @@ import pytest
 
 from api import ApiSettings, create_app
 from api.services import redis_services
-from api.sse_client import read_frames
+from api.streams.sse_client import read_frames
 from runtime.redis_store import keys, streams
 
 MESSAGE = {"role": "user", "parts": [{"text": "Please pay 100"}]}
@@ -41,7 +41,7 @@ async def _parked(http, user: str, **extra) -> tuple[str, str]:
 
 
 async def _wait(http, invocation_id: str):
-    from worker.follow import wait
+    from worker.records.follow import wait
 
     return await wait(http.store, invocation_id, timeout=30)
 

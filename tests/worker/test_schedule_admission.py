@@ -1,5 +1,5 @@
 """A schedule's runs go through the enqueue rate limits and in-flight quotas of their app's user
-(``worker.rate_limits``, ``AGENTQ_RATE_*``), as an enqueue over HTTP does: a tick they refuse is skipped and the
+(``worker.queues.rate_limits``, ``AGENTQ_RATE_*``), as an enqueue over HTTP does: a tick they refuse is skipped and the
 schedule says why; a trigger they refuse is a 429. And a run names its schedule wherever its invocation is read.
 
 Real ``agentq worker`` processes (conftest) and a real ``agentq scheduler``; the ``flood`` app's model holds each
@@ -14,8 +14,8 @@ import time
 import pytest
 
 from api import ApiSettings, create_app
-from api.auth import parse_keys
-from api.rate_limits import RateLimits
+from api.access.auth import parse_keys
+from api.access.rate_limits import RateLimits
 from api.services import redis_services
 from tests.api.conftest import make_client
 from tests.worker.fair_apps import GATE_KEY

@@ -182,8 +182,8 @@ async def test_a_reads_only_client_refuses_to_change_schedules_before_sending_an
 
 
 async def test_a_run_keeps_its_session_from_expiring_as_an_enqueue_does(redis_url):
-    from worker.codec import dumps
-    from worker.retention import RetentionPolicy
+    from worker.records.codec import dumps
+    from worker.records.retention import RetentionPolicy
 
     async with AgentqClient(redis_url, retention=RetentionPolicy(session_idle_s=3600)) as idle_client:
         await idle_client.schedules.create(APP, USER, {"intervalS": 60, "newMessage": "x", "sessionId": "kept"},

@@ -86,8 +86,8 @@ def test_sentinel_urls_are_parsed_and_mistakes_are_named():
 
 async def test_a_tool_call_is_not_started_until_a_replica_has_its_started_mark(sentinel_group, one_replica_required):
     # A 'started' mark a failover loses would let the resumed run start the call afresh: its side effect twice.
-    from worker.journal import RedisToolJournal
-    from worker.store import InvocationStore
+    from worker.records.store import InvocationStore
+    from worker.running.journal import RedisToolJournal
 
     url, _, replica_ports, _ = sentinel_group
     store = InvocationStore(url)

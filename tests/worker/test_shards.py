@@ -5,7 +5,7 @@ from __future__ import annotations
 from redis.crc import key_slot
 
 from runtime.redis_store import keys
-from worker.shards import shard_of, slot_tag
+from worker.config.shards import shard_of, slot_tag
 
 
 def test_a_shard_tag_lands_in_its_slot_and_a_single_node_keeps_the_global_keys():

@@ -6,7 +6,7 @@ import re
 
 from runtime.redis_store import scripts
 from runtime.statuses import FINAL, SETTLED, STATUSES
-from worker.retention import DEFAULT_SETTLED_S
+from worker.records.retention import DEFAULT_SETTLED_S
 
 # A status compared (`status == 'parked'`, `ARGV[3] ~= 'parked'`, `HGET(...,'status') == 'running'`) or written
 # (`'status', 'queued'` in an HSET) by a script.

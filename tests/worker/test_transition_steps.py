@@ -14,9 +14,9 @@ import pytest
 
 from runtime.redis_store import keys
 from runtime.statuses import STATUSES
-from worker import lease
-from worker.reaper import reap_once
-from worker.store import InvocationStore
+from worker.fleet import lease
+from worker.fleet.reaper import reap_once
+from worker.records.store import InvocationStore
 
 from .test_lifecycle import RecordingCelery
 

@@ -19,11 +19,11 @@ from api.services import redis_services
 from runtime.redis_store import keys
 from tests.api.conftest import make_client
 from tests.worker.test_webhooks import SECRET, Receiver
-from worker import webhook_outbox as outbox
-from worker.store import InvocationStore
-from worker.webhook_config import WebhookSettings
-from worker.webhook_ssrf import WebhookGuard, address_class
-from worker.webhooks import WebhookDeliverer
+from worker.records.store import InvocationStore
+from worker.webhooks import outbox as outbox
+from worker.webhooks.config import WebhookSettings
+from worker.webhooks.deliverer import WebhookDeliverer
+from worker.webhooks.ssrf import WebhookGuard, address_class
 
 REFUSED = {
     "127.0.0.1": "loopback", "127.8.0.1": "loopback", "::1": "loopback",

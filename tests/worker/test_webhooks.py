@@ -19,18 +19,18 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from api import ApiSettings, create_app
-from api.auth import parse_keys
+from api.access.auth import parse_keys
 from api.services import redis_services
 from runtime.errors import UsageError
 from runtime.redis_store import keys
 from runtime.redis_store.launcher import EmbeddedRedis
 from tests.api.conftest import make_client
 from tests.worker.conftest import WorkerPool
-from worker import webhook_outbox as outbox
-from worker.store import InvocationStore
-from worker.webhook_config import WebhookSettings
-from worker.webhook_signing import secret_key, sign, verify
-from worker.webhooks import WebhookDeliverer
+from worker.records.store import InvocationStore
+from worker.webhooks import outbox as outbox
+from worker.webhooks.config import WebhookSettings
+from worker.webhooks.deliverer import WebhookDeliverer
+from worker.webhooks.signing import secret_key, sign, verify
 
 SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 KEY = secret_key(SECRET)

@@ -272,7 +272,7 @@ async def test_an_invocation_over_its_model_call_budget_fails_with_the_limit(wor
 
 
 async def test_an_unreadable_run_job_is_dropped_and_the_workers_keep_serving(workers, client, user):
-    from worker.dispatch import QUEUE, RUN_TASK
+    from worker.queues.dispatch import QUEUE, RUN_TASK
 
     app = client._store.dispatcher.app
     with app.producer_or_acquire() as producer:  # a run job whose body is not JSON: Celery cannot decode it

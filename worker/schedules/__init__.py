@@ -10,10 +10,10 @@ tick and enqueues its invocation (``firing``, on ``lua/schedules/fire.lua``), th
 
 from __future__ import annotations
 
-from .client import ScheduleClient
-from .clock import Scheduler
-from .spec import MissedPolicy, ScheduleSpec
-from .store import ScheduleNotFoundError
-from .view import Schedule
+from worker.schedules.client import ScheduleClient
+from worker.schedules.clock import Scheduler
+from worker.schedules.spec import MissedPolicy, ScheduleSpec
+from worker.schedules.store import ScheduleNotFoundError
+from worker.schedules.view import Schedule
 
 __all__ = ["MissedPolicy", "Schedule", "ScheduleClient", "ScheduleNotFoundError", "ScheduleSpec", "Scheduler"]

@@ -5,14 +5,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from .store import ScheduleStore
+from worker.schedules.store import ScheduleStore
 
 if TYPE_CHECKING:
-    from ..listing import Page
-    from ..record import InvocationRecord
-    from ..store import InvocationStore
-    from .spec import ScheduleSpec
-    from .view import Schedule
+    from worker.records.listing import Page
+    from worker.records.record import InvocationRecord
+    from worker.records.store import InvocationStore
+    from worker.schedules.spec import ScheduleSpec
+    from worker.schedules.view import Schedule
 
 
 class ScheduleClient:
@@ -44,7 +44,7 @@ class ScheduleClient:
     async def page(self, app_name: str, user_id: str, *, page_size: int = 100,
                    page_token: str | None = None) -> Page[Schedule]:
         """A page of the user's schedules in the app, oldest first; pass ``next_page_token`` on."""
-        from ..listing import Page
+        from worker.records.listing import Page
 
         items, token = await self._schedules.list(app_name, user_id, page_size=page_size, page_token=page_token)
         return Page(items=items, next_page_token=token)

@@ -10,11 +10,10 @@ import time
 from typing import TYPE_CHECKING
 
 from runtime.redis_store import keys
-
-from .store import ScheduleStore
+from worker.schedules.store import ScheduleStore
 
 if TYPE_CHECKING:
-    from ..store import InvocationStore
+    from worker.records.store import InvocationStore
 
 log = logging.getLogger("agentq.scheduler")
 

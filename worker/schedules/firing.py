@@ -13,18 +13,17 @@ from runtime.ids import new_invocation_id
 from runtime.redis_store import keys
 from runtime.redis_store.replication import wait_for_replicas
 from runtime.redis_store.scripts import SCHEDULE_FIRE
-
-from ..codec import dumps, encode_record
-from ..dispatch import DISPATCH_GRACE_S
-from ..inputs import run_config_dict, to_content
-from ..record import InvocationRecord
-from ..shards import register
-from .spec import ScheduleSpec
-from .ticks import Step
-from .view import Schedule
+from worker.config.shards import register
+from worker.queues.dispatch import DISPATCH_GRACE_S
+from worker.records.codec import dumps, encode_record
+from worker.records.inputs import run_config_dict, to_content
+from worker.records.record import InvocationRecord
+from worker.schedules.spec import ScheduleSpec
+from worker.schedules.ticks import Step
+from worker.schedules.view import Schedule
 
 if TYPE_CHECKING:
-    from ..store import InvocationStore
+    from worker.records.store import InvocationStore
 
 RUNS_KEPT = 200
 """Invocation ids kept per schedule in its runs list (the records themselves follow the retention policy)."""
@@ -63,7 +62,7 @@ async def fire(store: InvocationStore, schedule: Schedule, *, expected_tick: int
     the schedule changed since it was read, the policy skips the tick, or its session is gone). ``skip_reason``
     (with no ``move.fire``): why the tick is skipped, recorded on the schedule. ``principal``: who the run is
     enqueued by (a trigger's caller; a tick's is the schedule's creator)."""
-    from ..store import QUEUED, Where
+    from worker.records.store import QUEUED, Where
 
     app, user, spec = schedule.app_name, schedule.user_id, schedule.spec
     new_session = spec.session_id is None and move.fire is not None

@@ -2,7 +2,7 @@
 scheduler does with a due one; the step that fires a tick is ``firing``'s.
 
 A run a schedule starts (a tick or a trigger) is admitted by the enqueue rate limits and in-flight quotas of
-its app's user, as any enqueue is (``worker.rate_limits``, ``AGENTQ_RATE_*``); the principal is the schedule
+its app's user, as any enqueue is (``worker.queues.rate_limits``, ``AGENTQ_RATE_*``); the principal is the schedule
 (``schedule:<id>``). A tick they refuse is skipped, and the schedule keeps the count and the last reason
 (``skipped``, ``lastSkipReason``); a trigger they refuse raises RateLimitRefusedError (429 over HTTP)."""
 
@@ -23,17 +23,16 @@ from runtime.errors import (
 from runtime.ids import uuid4_str
 from runtime.redis_store import keys
 from runtime.redis_store.scripts import SCHEDULE_DELETE, SCHEDULE_SAVE
-
-from ..inputs import run_config_dict, to_content
-from ..rate_limits import RateLimitRefusedError, RateLimits
-from ..record import InvocationRecord
-from .firing import due_member, due_ms, ensure_session, fire, text
-from .spec import ScheduleSpec
-from .ticks import Step, next_tick, step
-from .view import Schedule
+from worker.queues.rate_limits import RateLimitRefusedError, RateLimits
+from worker.records.inputs import run_config_dict, to_content
+from worker.records.record import InvocationRecord
+from worker.schedules.firing import due_member, due_ms, ensure_session, fire, text
+from worker.schedules.spec import ScheduleSpec
+from worker.schedules.ticks import Step, next_tick, step
+from worker.schedules.view import Schedule
 
 if TYPE_CHECKING:
-    from ..store import InvocationStore
+    from worker.records.store import InvocationStore
 
 log = logging.getLogger("agentq.scheduler")
 
@@ -103,7 +102,7 @@ class ScheduleStore:
     async def list(self, app: str, user: str, *, page_size: int = 100,
                    page_token: str | None = None) -> tuple[list[Schedule], str | None]:
         """A page of a user's schedules in an app, oldest first, and the token of the next page (None: last)."""
-        from ..listing import check_page_size
+        from worker.records.listing import check_page_size
 
         page_size = check_page_size(page_size)
         offset = _offset(page_token)

@@ -11,7 +11,7 @@ from zoneinfo import ZoneInfo
 
 from croniter import croniter
 
-from .spec import ScheduleSpec, seconds_first
+from worker.schedules.spec import ScheduleSpec, seconds_first
 
 MAX_CATCH_UP_STEPS = 100_000
 """How many overdue ticks ``latest`` and ``skip`` step over at most in one go (a cron schedule off for years)."""

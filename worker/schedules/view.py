@@ -7,7 +7,7 @@ import json
 from pydantic import BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
 
-from .spec import ScheduleSpec
+from worker.schedules.spec import ScheduleSpec
 
 
 class Schedule(BaseModel):
@@ -33,7 +33,7 @@ class Schedule(BaseModel):
     last_error: str | None = None
     """Why the last tick enqueued nothing (its session was deleted); cleared by the next run."""
     skipped: int = 0
-    """Ticks skipped because the enqueue rate limits of the app's user refused their run (``worker.rate_limits``)."""
+    """Ticks skipped because the enqueue rate limits of the app's user refused their run (``worker.queues.rate_limits``)."""
     last_skip_reason: str | None = None
     """The refusal that skipped the last of those ticks, naming the limit."""
     last_skip_at: float | None = None

@@ -176,7 +176,7 @@ function statusRow(frame) {
   return [{ at: entryTime(frame.id), status, what: words[status] || "", details: more }];
 }
 
-// Who answered or cancelled (worker.audit): the principal, and the client address it came from.
+// Who answered or cancelled (worker.records.audit): the principal, and the client address it came from.
 const actorName = (actor) => `${actor.principal}${actor.client ? ` from ${actor.client}` : ""}`;
 const byWhom = (actor) => (actor ? ` by ${actorName(actor)}` : "");
 

@@ -1,4 +1,4 @@
-// A workflow invocation's node runs (GET /invocations/{id}/nodes, derived by api/workflow_nodes.py): each run
+// A workflow invocation's node runs (GET /invocations/{id}/nodes, derived by api/views/workflow_nodes.py): each run
 // with where it stands, nested under its workflow, and the answer form of a run waiting for a person.
 
 import { h } from "./dom.js";

@@ -36,5 +36,5 @@ def sharded(name: str, shard: str) -> str:
 
     On one node (``shard`` ''): the one global key, ``agentq:<name>``. On Redis Cluster every user's
     invocations have their own copy in the user's hash slot, ``agentq:{<shard>}:<name>``, where ``shard`` is the
-    slot's tag (``worker.shards``), so no script crosses slots; the reaper walks the shards in use."""
+    slot's tag (``worker.config.shards``), so no script crosses slots; the reaper walks the shards in use."""
     return f"{PREFIX}{name}" if not shard else f"{PREFIX}{{{shard}}}:{name}"

@@ -14,7 +14,7 @@ def shards() -> str:
 def due_shards(copy: str) -> str:
     """Sorted set: shard tag -> the earliest due time (ms) of anything in that shard's reaper and retention sets
     (a lower bound; Redis Cluster only), so a reaper pass reads only the shards that are due. ``copy``: one of a
-    fixed few (``worker.due_shards``), picked by the shard's tag, so writers spread over the masters."""
+    fixed few (``worker.config.due_shards``), picked by the shard's tag, so writers spread over the masters."""
     return sharded("due_shards", copy)
 
 
@@ -35,7 +35,7 @@ def user_invocations(app_name: str, user_id: str) -> str:
 
 def invocation_index(shard: str = "") -> str:
     """Hash: invocation id -> JSON [app, user, session], so a bare id finds its record. ``shard``: see
-    ``sharded``; on a Cluster the shard is the slot tag of the id itself (``worker.store.InvocationStore.
+    ``sharded``; on a Cluster the shard is the slot tag of the id itself (``worker.records.store.InvocationStore.
     index_key``), so a bare id still finds its entry with one HGET and the entries spread over every slot."""
     return sharded("invocation_index", shard)
 
@@ -87,7 +87,7 @@ def retention_due(shard: str = "") -> str:
 def app_audit(app_name: str) -> str:
     """Sorted set: JSON ``[user, invocation_id]`` of each invocation with audit entries (answers, cancels,
     redeliveries), scored by its first entry's time (ms); the entries live on the record (``audit`` field), so
-    they expire with it, and the sweeper removes the member when the record is gone (``worker.audit``)."""
+    they expire with it, and the sweeper removes the member when the record is gone (``worker.records.audit``)."""
     return f"{PREFIX}{app_tag(app_name)}:audit"
 
 

@@ -1,4 +1,4 @@
-"""Keys of the enqueue rate limits and in-flight quotas (api.rate_limits).
+"""Keys of the enqueue rate limits and in-flight quotas (api.access.rate_limits).
 
 All of them share the hash tag ``{rate}``: one script checks a principal's and an app/user's limits together,
 so on Redis Cluster they live in one slot (a few small keys per active caller).

@@ -91,7 +91,7 @@ def session_queue(app_name: str, user_id: str, session_id: str) -> str:
 
 def session_children(app_name: str, user_id: str, session_id: str) -> str:
     """Hash: child session id -> the invocation id of this session whose AgentTool call made it; the children
-    are deleted with the session and with that invocation's cancellation (``worker.child_sessions``)."""
+    are deleted with the session and with that invocation's cancellation (``worker.records.child_sessions``)."""
     return _session_base(app_name, user_id, session_id) + ":children"
 
 

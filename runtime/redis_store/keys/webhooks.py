@@ -1,4 +1,4 @@
-"""Keys of webhook deliveries (worker.webhook_outbox): the outbox, its schedule, dead letters, counters.
+"""Keys of webhook deliveries (worker.webhooks.outbox): the outbox, its schedule, dead letters, counters.
 
 Each has one copy per shard on Redis Cluster (``sharded``): the status scripts add a notification to the shard of
 the invocation's user, and every later step of that notification (claim, retry, delivered, dead, redelivered)

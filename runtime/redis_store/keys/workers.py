@@ -12,12 +12,12 @@ def workers() -> str:
 
 def workers_alive(shard: str = "") -> str:
     """Sorted set: worker name scored by its last liveness beat (ms); fresh beats mean the worker is alive.
-    ``shard``: '' on one node; on a Cluster one of a fixed few (``worker.workers_alive``), picked by the worker's
+    ``shard``: '' on one node; on a Cluster one of a fixed few (``worker.fleet.workers_alive``), picked by the worker's
     name, so the fleet's beats spread over the masters (see ``sharded``)."""
     return sharded("workers_alive", shard)
 
 
 def run_backlog(app_name: str) -> str:
     """String with a TTL: set while a worker keeps the app's run queue paused (its jobs wait in the broker on
-    purpose), so the reapers postpone rather than re-send the app's unclaimed jobs (``worker.backlog``)."""
+    purpose), so the reapers postpone rather than re-send the app's unclaimed jobs (``worker.queues.backlog``)."""
     return f"{PREFIX}{app_tag(app_name)}:run_backlog"

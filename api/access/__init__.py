@@ -1,0 +1,1 @@
+"""Access: who the caller is (keys, OIDC), which roles and approval rules apply, rate limits, and what every request passes before the routes (the web edge, body and connection limits, the ops routes' guard)."""

@@ -1,0 +1,1 @@
+"""Streams: server-sent events framing and sending, the /run_sse fast lane, the inbox change feed follower and a small SSE reader for clients."""

@@ -1,0 +1,1 @@
+"""Configuration and placement, at the bottom of the worker: reading settings from the environment, where the embedded Redis is, which shard a key lands on and which shards are due, and which broker and run queue carry an app's jobs. It imports no other worker package."""

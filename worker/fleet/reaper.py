@@ -1,0 +1,119 @@
+"""Reaper passes every worker runs about once a second; whichever worker ZREMs an entry first acts on it.
+On Redis Cluster each set has one shard per hash slot in use (``worker.config.shards``); a pass reads only the shards
+that are due (``worker.config.due_shards``), so its cost follows what is due, not how many shards are in use.
+
+- dead leases: a running invocation whose lease stopped being heartbeated gets its run job sent again; the next
+  worker resumes it from its committed events (failover within the lease TTL plus one pass);
+- lost run jobs: a job not claimed within the dispatch grace is sent again (duplicates are dropped harmlessly),
+  unless its app's queue is held back by a worker (``worker.queues.backlog``): then it is only postponed;
+- neither is re-sent for an invocation that cannot run: settled (a cancel drops its entries in the same step,
+  lib/cancel_step.lua, but a heartbeat already under way when it was cancelled writes its lease entry again) or
+  parked (its answer sends it);
+- expired parked calls: a pending call past its deadline is answered with an expiry error (the invocation's
+  ``queued`` status entry names the expired calls);
+- the sweeper's passes (``worker.fleet.sweeper``): what retention leaves behind, and idle sessions.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from google.genai import types
+
+from runtime.errors import CallNotPendingError, InvocationNotFoundError
+from runtime.redis_store import keys
+from runtime.statuses import FINAL
+from worker.config import due_shards
+from worker.fleet.sweeper import sweep_once, sweep_shard
+from worker.queues import backlog
+from worker.records.store import InvocationStore
+
+log = logging.getLogger("agentq.reaper")
+BATCH = 100
+
+
+_reseeder = due_shards.Reseeder()
+"""This process's turn at re-seeding the due-shards index (Cluster only)."""
+
+
+async def reap_once(store: InvocationStore) -> int:
+    """One pass over the three sorted sets and the sweeper's (on a Cluster, of the shards that are due); the
+    number of entries acted on."""
+    if not store.clients.is_cluster:
+        return await _reap_shard(store, "") + await sweep_once(store, [""])
+    await _reseeder.maybe_reseed(store)
+    now_ms = int(time.time() * 1000)
+    claimed, claimed_ms = await due_shards.claim(store, now_ms)
+    acted = 0
+    for shard in claimed:
+        try:
+            acted += await _reap_shard(store, shard) + await sweep_shard(store, shard, now_ms)
+        finally:  # even after a failure: its entries are still there, and the shard must be read again
+            await due_shards.settle(store, shard, claimed_ms)
+    return acted
+
+
+async def _reap_shard(store: InvocationStore, shard: str) -> int:
+    now = time.time()
+    redis = store.redis
+    pipe = redis.pipeline(transaction=False)
+    pipe.zrangebyscore(keys.lease_expiries(shard), "-inf", int(now * 1000), start=0, num=BATCH)
+    pipe.zrangebyscore(keys.dispatch_due(shard), "-inf", int(now * 1000), start=0, num=BATCH)
+    pipe.zrangebyscore(keys.call_deadlines(shard), "-inf", now, start=0, num=BATCH)
+    dead, overdue, expired = await pipe.execute()
+    acted = 0
+    for invocation_id in dead:
+        if await redis.zrem(keys.lease_expiries(shard), invocation_id):
+            if await _resend(store, invocation_id):
+                log.warning("invocation %s: lease expired (worker gone?), sending its run job again", invocation_id)
+            acted += 1
+    for invocation_id in overdue:
+        if await redis.zrem(keys.dispatch_due(shard), invocation_id):
+            if await backlog.postponed(store, invocation_id):  # waiting in a queue held back on purpose, not lost
+                continue
+            if await _resend(store, invocation_id):
+                log.info("invocation %s: run job not claimed in time, sending it again", invocation_id)
+            acted += 1
+    for member in expired:
+        if await redis.zrem(keys.call_deadlines(shard), member):
+            invocation_id, _, call_id = member.partition(" ")
+            await _expire_call(store, invocation_id, call_id)
+            acted += 1
+    return acted
+
+
+NOT_RUNNABLE = FINAL | {"parked"}
+"""Statuses whose run job is never sent again: a claim would refuse it (a parked one is sent by its answer)."""
+
+
+async def _resend(store: InvocationStore, invocation_id: str) -> bool:
+    """Send the invocation's run job again unless it is gone or cannot run; whether it was sent."""
+    try:
+        where = await store.locate(invocation_id)
+    except InvocationNotFoundError:
+        return False
+    status = await store.mux.execute_command("HGET", store.record_key(invocation_id, where), "status")
+    if status is None or status in NOT_RUNNABLE:
+        log.debug("invocation %s: %s, its run job is not sent again", invocation_id, status or "gone")
+        return False
+    await store.dispatch_next(invocation_id)
+    return True
+
+
+async def _expire_call(store: InvocationStore, invocation_id: str, call_id: str) -> None:
+    try:
+        record = await store.get(invocation_id)
+        call = next((c for c in record.pending_calls if c.id == call_id), None)
+        # deny by default: an unanswered confirmation is rejected, never approved
+        if call is not None and call.kind == "confirmation":
+            answer = {"confirmed": False, "hint": f"No answer arrived for confirmation {call_id!r} before its "
+                      "deadline; it expired and counts as rejected."}
+        else:
+            answer = {"error": f"No response arrived for long-running call {call_id!r} before its deadline; "
+                      "it expired."}
+        await store.respond(invocation_id, [types.FunctionResponse(id=call_id, response=answer)],
+                            detail={"expired": [call_id]})
+        log.info("invocation %s: pending call %s expired", invocation_id, call_id)
+    except (CallNotPendingError, InvocationNotFoundError):
+        pass

@@ -1,0 +1,1 @@
+"""Records and reads: the invocation record and its Redis codec, the store every transition goes through, listings, the inbox and its change feed, exact status counts, the audit trail, retention, deletion, session cancel, rewind, double texting, answer checks, credentials, A2A tasks, the session service the workers commit through, and the data layout's migrations."""

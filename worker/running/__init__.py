@@ -1,0 +1,1 @@
+"""Running an invocation: the worker host and its event loop, the executor that drives the Runner, how a pass ends, the tool journal, child sessions of AgentTools, quarantine of suspected invocations and the crash attribution behind it, the apps a worker loads and the process around Celery."""
