@@ -58,7 +58,7 @@ ROUTE_ROLES: dict[str, frozenset[str]] = {
     "POST /invocations/{invocation_id}/cancel": OPERATE,
     "GET /invocations/{invocation_id}/oauth/{call_id}/authorize": ANSWER,
     "GET /oauth/callback": NO_ROLE,  # the provider's redirect: the single-use state authorizes it (api.routes.oauth)
-    "GET /inbox": READ_OR_ANSWER, "GET /inbox/events": READ_OR_ANSWER,
+    "GET /inbox": READ_OR_ANSWER, "GET /invocations": READ_OR_ANSWER, "GET /inbox/events": READ_OR_ANSWER,
     "GET /ops/summary": OPERATE,
     "GET /webhooks/dead-letters": frozenset({"read", "operate"}),
     "POST /webhooks/dead-letters/{delivery_id}/redeliver": OPERATE,

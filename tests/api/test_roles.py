@@ -44,7 +44,7 @@ EXPECTED: dict[str, set[str]] = {
     "POST /invocations/{invocation_id}/function-responses": A,
     "POST /invocations/{invocation_id}/cancel": OP,
     "GET /invocations/{invocation_id}/oauth/{call_id}/authorize": A, "GET /oauth/callback": NONE,
-    "GET /inbox": R | A, "GET /inbox/events": R | A,
+    "GET /inbox": R | A, "GET /invocations": R | A, "GET /inbox/events": R | A,
     "GET /ops/summary": OP,
     "GET /webhooks/dead-letters": R | OP, "POST /webhooks/dead-letters/{delivery_id}/redeliver": OP,
     "GET /dev/apps/{app_name}/debug/trace/session/{session_id}": R,

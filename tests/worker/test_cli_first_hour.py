@@ -109,7 +109,7 @@ def test_status_shows_workers_alive_queue_depth_and_counts_by_status(workers, us
      "agentq respond: argument response: 'not json' is not JSON (Expecting value: line 1 column 1 (char 0)); put "
      """it in single quotes, e.g. '{"status": "approved"}' (see `agentq respond --help`)"""),
     (["frobnicate"], 2, "agentq: argument COMMAND: invalid choice: 'frobnicate' (choose from 'worker', 'enqueue', "
-     "'follow', 'respond', 'approve', 'reject', 'cancel', 'get', 'inbox', 'list', 'rewind', 'status', 'scheduler', 'schedules', 'stop', 'keys', 'api', 'demo') "
+     "'follow', 'respond', 'approve', 'reject', 'cancel', 'get', 'inbox', 'list', 'rewind', 'status', 'scheduler', 'schedules', 'stop', 'migrate', 'keys', 'api', 'demo') "
      "(see `agentq --help`)"),
     (["worker", "--app", "no_such_module:app"], 2,
      "agentq worker: cannot import module 'no_such_module' for app 'no_such_module:app': No module named "

@@ -110,7 +110,7 @@ def test_the_check_sees_each_way_past_the_client():
         "from runtime.redis_store import keys\n"
         "from runtime import redis_store\n"
         "from runtime.redis_store.redis_url import redis_client_from_url\n"
-        "from worker import inbox\n"
+        "from worker.records import inbox\n"
         "from worker.records.status_counts import count_by_status, SCAN_LIMIT\n"
         "from worker.records.status_counts import SCAN_LIMIT\n"
         "import worker.fleet.workers_alive\n"
@@ -125,7 +125,7 @@ def test_the_check_sees_each_way_past_the_client():
         "line 1: from runtime.redis_store import keys",
         "line 2: from runtime import redis_store",
         "line 3: from runtime.redis_store.redis_url import redis_client_from_url",
-        "line 4: from worker import inbox",
+        "line 4: from worker.records import inbox",
         "line 5: from worker.records.status_counts import count_by_status, SCAN_LIMIT",
         "line 7: import worker.fleet.workers_alive",
         "line 10: .hgetall(...)",

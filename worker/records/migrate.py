@@ -151,8 +151,11 @@ def require_layout(url: str, *, who: str, retention_s: float, migrate: bool | No
                 f"and {MIGRATE_AT_START_ENV}=off: run `agentq migrate` first")
         report = migrate_store(client, retention_s=retention_s, owner=f"{who} {socket.gethostname()}:{os.getpid()}",
                                wait_s=wait_s)
-        for line in (report.lines() if report else []):
-            (out or log.info)(line)
+        if report is not None and (report.records or report.moved):
+            for line in report.lines():
+                (out or log.info)(line)
+        elif report is not None:  # a new, empty store: only stamped with this layout, nothing to tell
+            log.debug("store stamped with layout %s", LAYOUT_VERSION)
     finally:
         client.close()
 
