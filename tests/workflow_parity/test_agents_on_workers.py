@@ -142,9 +142,9 @@ async def test_a_worker_commits_the_events_google_adk_yields_for_the_same_agents
 
 
 @pytest.mark.parametrize(("app", "case"), [
-    ("par_seq", "sequence_of_two"), ("par_seq_r", "sequence_of_two/resumable"),
-    ("par_loop", "loop_of_two_for_two_iterations"),
-    ("par_task", "a_task_finishes_with_its_output_on_the_finish_task_response"),
+    ("par_seq_p", "sequence_of_two"), ("par_seq_r_p", "sequence_of_two/resumable"),
+    ("par_loop_p", "loop_of_two_for_two_iterations"),
+    ("par_task_p", "a_task_finishes_with_its_output_on_the_finish_task_response"),
 ])
 async def test_a_worker_commits_each_event_with_the_node_path_google_adk_gives_it(client, adk_results, app, case):
     """The user's message '' and each agent event's ``nodeInfo.path`` (a task's ``coord@1/booker@<call id>``)."""

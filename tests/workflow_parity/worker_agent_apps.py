@@ -22,6 +22,14 @@ loop_resumable_app = App(name="par_loop_r", root_agent=agent_scenarios.loop_of_t
 
 task_app = App(name="par_task", root_agent=agent_scenarios.task_tree(_lib))
 
+# The same agents again for the node-path test: a scenario's scripted model answers one run (its replies are
+# used up), so each test runs its own copy.
+sequence_paths_app = App(name="par_seq_p", root_agent=agent_scenarios.sequence_of_two_tree(_lib))
+sequence_resumable_paths_app = App(name="par_seq_r_p", root_agent=agent_scenarios.sequence_of_two_tree(_lib),
+                                   resumability_config=_RESUMABLE)
+loop_paths_app = App(name="par_loop_p", root_agent=agent_scenarios.loop_of_two_tree(_lib))
+task_paths_app = App(name="par_task_p", root_agent=agent_scenarios.task_tree(_lib))
+
 
 def ask(question: str) -> None:
     """Ask the user; answered later."""
@@ -41,7 +49,7 @@ parking_loop_app = App(name="par_park_loop", root_agent=LoopAgent(name="loop", m
 
 APPS = ",".join(f"tests.workflow_parity.worker_agent_apps:{name}" for name in (
     "sequence_app", "sequence_resumable_app", "loop_app", "loop_resumable_app", "parking_loop_app",
-    "task_app"))
+    "task_app", "sequence_paths_app", "sequence_resumable_paths_app", "loop_paths_app", "task_paths_app"))
 
 
 # --- a loop whose worker is killed in its second iteration ---------------------------------------------
