@@ -30,12 +30,13 @@ APP = "tests.worker.apps:approval_app"
 ENQUEUE_WITH_SHORT_RETENTION = """
 import sys
 from worker.client import SyncAgentqClient
-from worker.records.retention import RetentionPolicy
+from worker.retention import RetentionPolicy
 with SyncAgentqClient(retention=RetentionPolicy(settled_s=1)) as client:
     session = client.create_session("approval", sys.argv[1]).id
     print(client.enqueue("approval", sys.argv[1], session, "pay soon", None))
 """
-"""Run by the previous release's Python: one invocation stamped with a 1 s retention."""
+"""Run by the previous release's Python, with its module paths (before worker/ was grouped into packages): one
+invocation stamped with a 1 s retention."""
 USER = "upgrader"
 PARKED, COMPLETED = 5, 5
 
