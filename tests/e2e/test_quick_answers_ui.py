@@ -11,6 +11,7 @@ import json
 
 import httpx
 import pytest
+from selenium.common.exceptions import StaleElementReferenceException
 
 from agentq.local_stack import LocalStack
 
@@ -59,20 +60,27 @@ def test_quick_answers_render_as_buttons_and_one_click_answers_the_call(quick_st
         _status(http, invocation_id, "parked")
         approver.open(BOB_KEY, f"#/invocations/{invocation_id}")
 
-        card = approver.find("//section[contains(@class, 'kind-long_running')]")
-        assert all(text in card.text for text in ("review_invoice", "INV-7", "1200"))
-        quick = card.find_elements("xpath", ".//div[contains(@class, 'quick-answers')]/button")
-        assert [button.text for button in quick] == ["Approve", "Reject"]
-        # the declared schema is a form (status as a choice, note as text), and there is no JSON textarea
-        assert card.find_element("xpath", ".//select[@name='status']").is_displayed()
-        assert card.find_element("xpath", ".//input[@name='note']").is_displayed()
-        assert card.find_elements("xpath", ".//textarea") == []
-        # a required choice is never made for the approver: sending the form untouched says what is missing
-        card.find_element("xpath", ".//button[normalize-space()='Send this answer']").click()
-        assert card.find_element("xpath", ".//p[@role='alert']").text == "“Status” is required."
-        approver.shoot("quick-answers")
-
-        quick[1].click()  # Reject: one click sends its declared answer
+        # The card is drawn once the record is read, and drawn again where the node list puts it once that is
+        # read too (every agent run has a node path): look at it afresh until it stands still.
+        for attempt in range(5):
+            try:
+                card = approver.find("//section[contains(@class, 'kind-long_running')]")
+                assert all(text in card.text for text in ("review_invoice", "INV-7", "1200"))
+                quick = card.find_elements("xpath", ".//div[contains(@class, 'quick-answers')]/button")
+                assert [button.text for button in quick] == ["Approve", "Reject"]
+                # the declared schema is a form (status as a choice, note as text), and there is no JSON textarea
+                assert card.find_element("xpath", ".//select[@name='status']").is_displayed()
+                assert card.find_element("xpath", ".//input[@name='note']").is_displayed()
+                assert card.find_elements("xpath", ".//textarea") == []
+                # a required choice is never made for the approver: sending the form untouched says what is missing
+                card.find_element("xpath", ".//button[normalize-space()='Send this answer']").click()
+                assert card.find_element("xpath", ".//p[@role='alert']").text == "“Status” is required."
+                approver.shoot("quick-answers")
+                quick[1].click()  # Reject: one click sends its declared answer
+                break
+            except StaleElementReferenceException:
+                if attempt == 4:
+                    raise
         body = _status(http, invocation_id, "completed")
         assert body["pendingCalls"] == []
         approver.find("//table[@class='timeline']//td[contains(., 'Invoice INV-7 rejected (rejected with one click).')]")
