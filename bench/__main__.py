@@ -32,6 +32,8 @@ PARTS = {
     "fairness": ["bench.fairness_bench"],
     "reaper_shards": ["bench.reaper_shards_bench"],
     "migrate": ["bench.migrate_bench"],
+    "scaleout": ["bench.scaleout"],
+    "glide": ["bench.glide_bench"],
 }
 
 
