@@ -100,6 +100,8 @@ def _row(label: str, rate: str, row: dict, efficiency: float | None) -> str:
     eff = "-" if efficiency is None else f"{efficiency:.2f}"
     if row["busiest_redis_cores"] >= 0.9:
         eff += f" (Redis at {row['busiest_redis_cores']:.2f} core)"
+    if row.get("lease_expired"):  # an overloaded worker's runs sent again: work done twice is in the figures
+        rate += f" ({row['lease_expired']} leases expired)"
     return (f"| {label} | {rate} | {eff} | {row['redis_cpu_ms_per_1000']:.0f} ms "
             f"| {row['commands_per_invocation']:.1f} | {row['worker_cpu_ms_per_invocation']:.2f} ms |")
 

@@ -26,6 +26,18 @@ APP = "weather"
 POLL_S = 0.02
 
 
+def _log(label: str, index: int) -> Path:
+    return Path(tempfile.gettempdir()) / f"bench-scaleout-{label}-{index}.log"
+
+
+def lease_trouble(count: int) -> dict[str, int]:
+    """How often the agentq workers' logs say a lease ran out: an overloaded loop missed its heartbeats and the
+    reaper sent the run job again (``lease_expired``), or a worker found its lease taken (``lease_lost``). Not 0
+    means the figures include work done twice."""
+    text = "".join(_log("agentq", index).read_text(errors="replace") for index in range(count))
+    return {"lease_expired": text.count("lease expired (worker gone?)"), "lease_lost": text.count("lease lost")}
+
+
 def _env(store: Store, **extra: str) -> dict[str, str]:
     secret = os.environ.get("AGENTQ_WEBHOOK_SECRET") or "whsec_YmVuY2gtd2ViaG9vay1zZWNyZXQ="  # workers need one
     return {**os.environ, "AGENTQ_REDIS_URL": store.url, "AGENTQ_BROKER_URL": store.broker_url,
@@ -37,7 +49,7 @@ def processes(commands: list[list[str]], env: dict[str, str], label: str):
     """Start one process per command (output to a log file in the temp folder); stop them all at the end."""
     started = []
     for index, command in enumerate(commands):
-        log = open(Path(tempfile.gettempdir()) / f"bench-scaleout-{label}-{index}.log", "wb")  # noqa: SIM115
+        log = open(_log(label, index), "wb")  # noqa: SIM115
         started.append(subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=log))
     try:
         yield started
@@ -155,7 +167,8 @@ def drain_agentq(store: Store, workers: int, n: int, timeout_s: float = 600) -> 
     asyncio.run(fill_agentq(store, n))
     names = [f"so-{time.time_ns()}-{index}" for index in range(workers)]
     with processes(agentq_commands(names), _env(store), "agentq") as started:
-        return asyncio.run(_drain(store, [p.pid for p in started], n, _agentq_progress(store, names), timeout_s))
+        result = asyncio.run(_drain(store, [p.pid for p in started], n, _agentq_progress(store, names), timeout_s))
+    return {**result, **lease_trouble(workers)}
 
 
 def drain_noop(store: Store, workers: int, n: int, timeout_s: float = 600) -> dict:
