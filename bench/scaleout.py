@@ -42,13 +42,13 @@ def default_workers() -> list[int]:
     return [n for n in LADDER if n <= max(2, cores - 2)]
 
 
-def measure(store_name: str, counts: list[int], n_per_worker: int, aof: bool, work) -> dict[str, dict]:
+def measure(store_name: str, counts: list[int], n_per_worker: int, aof: bool, work, **options) -> dict[str, dict]:
     """One drain per worker count on fresh servers of ``store_name``; results by N."""
     results = {}
     for workers in counts:
         with tempfile.TemporaryDirectory() as tmp, STORES[store_name](Path(tmp), aof=aof) as store:
             print(f"  {store.kind}, {workers} worker(s), {n_per_worker * workers} queued ...", flush=True)
-            results[str(workers)] = work(store, workers, n_per_worker * workers)
+            results[str(workers)] = work(store, workers, n_per_worker * workers, **options)
     return results
 
 
@@ -60,13 +60,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--stores", default="one,cluster", help="one, cluster, or both (comma-separated)")
     parser.add_argument("--no-anchor", action="store_true", help="skip the no-op Celery anchor")
     parser.add_argument("--aof", action="store_true", help="appendonly yes, appendfsync everysec on every server")
+    parser.add_argument("--concurrency", type=int, default=None,
+                        help="invocations in flight per agentq worker (default: agentq's own, 1000)")
     parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "scaleout.json"))
     args = parser.parse_args(argv)
     counts = [int(part) for part in args.workers.split(",")]
     results: dict = {"machine_cpus": os.cpu_count(), "aof": args.aof, "n_per_worker": args.n_per_worker,
-                     "workers": counts, "stores": {}}
+                     "workers": counts, "concurrency": args.concurrency, "stores": {}}
     for name in args.stores.split(","):
-        results["stores"][name] = measure(name, counts, args.n_per_worker, args.aof, drain_agentq)
+        results["stores"][name] = measure(name, counts, args.n_per_worker, args.aof, drain_agentq,
+                                            concurrency=args.concurrency)
     if not args.no_anchor:
         results["anchor_noop_celery"] = measure("one", counts, args.n_per_worker, args.aof, drain_noop)
     print(json.dumps(results, indent=2))

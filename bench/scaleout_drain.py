@@ -95,9 +95,11 @@ def fill_noop(store: Store, n: int) -> None:
             app.send_task("bench.noop", queue="agentq", producer=producer)
 
 
-def agentq_commands(names: list[str]) -> list[list[str]]:
-    """``agentq worker`` command lines, one per name, serving the one-tool agent."""
-    return [[sys.executable, "-m", "agentq.cli", "--log-level", "WARNING", "worker", "--name", name,
+def agentq_commands(names: list[str], concurrency: int | None) -> list[list[str]]:
+    """``agentq worker`` command lines, one per name, serving the one-tool agent (``concurrency`` invocations in
+    flight each; None: agentq's default)."""
+    extra = [] if concurrency is None else ["--concurrency", str(concurrency)]
+    return [[sys.executable, "-m", "agentq.cli", "--log-level", "WARNING", "worker", "--name", name, *extra,
              "--app", "bench.worker_apps:weather"] for name in names]
 
 
@@ -162,17 +164,19 @@ async def _drain(store: Store, pids: list[int], n: int, make_progress, timeout_s
         await client.aclose()
 
 
-def drain_agentq(store: Store, workers: int, n: int, timeout_s: float = 600) -> dict:
+def drain_agentq(store: Store, workers: int, n: int, *, concurrency: int | None = None,
+                 timeout_s: float = 600) -> dict:
     """Fill the queue with ``n`` invocations, then drain it with ``workers`` ``agentq worker`` processes."""
     asyncio.run(fill_agentq(store, n))
     names = [f"so-{time.time_ns()}-{index}" for index in range(workers)]
-    with processes(agentq_commands(names), _env(store), "agentq") as started:
+    with processes(agentq_commands(names, concurrency), _env(store), "agentq") as started:
         result = asyncio.run(_drain(store, [p.pid for p in started], n, _agentq_progress(store, names), timeout_s))
     return {**result, **lease_trouble(workers)}
 
 
-def drain_noop(store: Store, workers: int, n: int, timeout_s: float = 600) -> dict:
-    """Fill the broker with ``n`` no-op tasks, then drain it with ``workers`` Celery worker processes."""
+def drain_noop(store: Store, workers: int, n: int, *, concurrency: int | None = None, timeout_s: float = 600) -> dict:
+    """Fill the broker with ``n`` no-op tasks, then drain it with ``workers`` Celery worker processes
+    (``concurrency`` is agentq's; the anchor's threads are always 4)."""
     fill_noop(store, n)
     env = _env(store, AGENTQ_REDIS_URL=store.broker_url)  # bench.worker_noop counts on its broker
     with processes(noop_commands(workers), env, "noop") as started:

@@ -42,14 +42,15 @@ def read_server(server: Server) -> ServerReading:
 
 
 def process_cpu_s(pids: list[int]) -> float:
-    """User + system CPU seconds of the processes ``pids`` and their descendants (0 for one that is gone)."""
+    """User + system CPU seconds of the processes ``pids``, their live descendants and the children they reaped
+    (0 for one that is gone)."""
     total = 0.0
     for pid in pids:
         try:
             process = psutil.Process(pid)
             for each in [process, *process.children(recursive=True)]:
-                times = each.cpu_times()
-                total += times.user + times.system
+                times = each.cpu_times()  # children_*: children that ended (a quarantine run's fork, say)
+                total += times.user + times.system + times.children_user + times.children_system
         except psutil.NoSuchProcess:
             continue
     return total
