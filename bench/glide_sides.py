@@ -111,7 +111,8 @@ class RedisPySide:
         from runtime.redis_store.redis_url import is_cluster, redis_client_from_url
 
         extra = cluster_options() if is_cluster(url) else {}
-        self._client = redis_client_from_url(url, decode_responses=True, max_connections=MAX_CONNECTIONS,
+        # three commands in flight per coroutine, each on a pooled connection: the pool must not refuse them
+        self._client = redis_client_from_url(url, decode_responses=True, max_connections=4 * MAX_CONNECTIONS,
                                              socket_connect_timeout=30, socket_timeout=30, **extra)
 
     async def start(self) -> None:
