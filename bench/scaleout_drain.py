@@ -171,7 +171,20 @@ def drain_agentq(store: Store, workers: int, n: int, *, concurrency: int | None 
     names = [f"so-{time.time_ns()}-{index}" for index in range(workers)]
     with processes(agentq_commands(names, concurrency), _env(store), "agentq") as started:
         result = asyncio.run(_drain(store, [p.pid for p in started], n, _agentq_progress(store, names), timeout_s))
-    return {**result, **lease_trouble(workers)}
+    return {**result, **asyncio.run(_outcomes(store)), **lease_trouble(workers)}
+
+
+async def _outcomes(store: Store) -> dict[str, int]:
+    """How the invocations ended (all ``completed`` unless something went wrong)."""
+    from runtime.redis_store.redis_url import redis_client_from_url
+    from worker.records.status_counts import count_by_status
+
+    client = redis_client_from_url(store.url, decode_responses=True)
+    try:
+        counts = await count_by_status(client, cluster=store.cluster, apps=[APP])
+    finally:
+        await client.aclose()
+    return {status: counts[status] for status in ("completed", "failed", "cancelled")}
 
 
 def drain_noop(store: Store, workers: int, n: int, *, concurrency: int | None = None, timeout_s: float = 600) -> dict:
