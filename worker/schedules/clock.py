@@ -1,5 +1,6 @@
 """Scheduler: the clock loop that fires due ticks. Run as many as you like (``agentq scheduler``): they share
-nothing but the due set, and the fire script lets exactly one of them enqueue each tick."""
+nothing but the due set (on a Redis Cluster, one per shard in use), and the fire script lets exactly one of them
+enqueue each tick."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import time
 from typing import TYPE_CHECKING
 
 from runtime.redis_store import keys
+from worker.config.shards import in_use
 from worker.schedules.store import ScheduleStore
 
 if TYPE_CHECKING:
@@ -54,19 +56,28 @@ class Scheduler:
         log.info("scheduler %s stopped after enqueueing %d runs", self.name, self.fired)
 
     async def fire_due(self) -> float:
-        """One look: fire every due schedule; the seconds to sleep until the next due one (at most POLL_S)."""
+        """One look: fire every due schedule; the seconds to sleep until the next one is due (at most POLL_S)."""
         now_ms = round(time.time() * 1000)
-        due = await self.store.mux.execute_command("ZRANGEBYSCORE", keys.schedules_due(), "-inf", now_ms,
-                                                   "LIMIT", 0, BATCH)
-        for member in due:
+        pages = await self._each_due_set("ZRANGEBYSCORE", "-inf", now_ms, "LIMIT", 0, BATCH)
+        for member in [member for page in pages for member in page]:
             app, user, schedule_id = json.loads(member)
             invocation_id = await self.schedules.fire_due(app, user, schedule_id, now_ms)
             if invocation_id is not None:
                 self.fired += 1
                 log.info("scheduler %s: schedule %s enqueued %s", self.name, schedule_id, invocation_id)
-        if len(due) == BATCH:
+        if any(len(page) == BATCH for page in pages):
             return 0.0
-        upcoming = await self.store.mux.execute_command("ZRANGE", keys.schedules_due(), 0, 0, "WITHSCORES")
-        if not upcoming:
+        firsts = [float(first[1]) for first in await self._each_due_set("ZRANGE", 0, 0, "WITHSCORES") if first]
+        if not firsts:
             return POLL_S
-        return min(POLL_S, max(0.0, (float(upcoming[1]) - time.time() * 1000) / 1000))
+        return min(POLL_S, max(0.0, (min(firsts) - time.time() * 1000) / 1000))
+
+    async def _each_due_set(self, command: str, *args) -> list:
+        """``command`` on every due set: the one key on one node; each shard's in use on a Cluster (where a
+        schedule's entry lives in its user's slot, beside the keys the fire script writes)."""
+        shards = await in_use(self.store.redis, cluster=self.store.clients.is_cluster)
+        replies = await self.store.batch(*[(command, keys.schedules_due(shard), *args) for shard in shards])
+        failed = next((reply for reply in replies if isinstance(reply, Exception)), None)
+        if failed is not None:
+            raise failed
+        return replies

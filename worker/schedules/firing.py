@@ -76,21 +76,32 @@ async def fire(store: InvocationStore, schedule: Schedule, *, expected_tick: int
         webhook=store.webhooks.url_for(app, None), schedule_id=schedule.id,
         enqueued_by=principal or schedule.created_by)
     where = Where(app=app, user=user, session=session_id)
+    shard = store.shard(where)
     now = time.time()
-    await register(store.redis, store.shard(where))
+    await register(store.redis, shard)
+    location = dumps([app, user, session_id])
+    # The script indexes the run in a hash of the user's slot (the one global index on one node). On a Cluster
+    # the index entry a bare id is looked up by is in the slot of the id itself (``store.index_key``), which no
+    # step of the user's slot can write: it is written first, as ``store.enqueue`` does, and the copy the script
+    # makes in the user's slot is dropped after (``_index_in_id_slot``).
+    script_index = keys.invocation_index(shard)
+    if store.index_key(record.id) != script_index:
+        await store.mux.execute_command("HSET", store.index_key(record.id), record.id, location)
     reply = await SCHEDULE_FIRE(
         store.mux, schedule=keys.schedule(app, user, schedule.id), runs=keys.schedule_runs(app, user, schedule.id),
-        due=keys.schedules_due(), session_meta=keys.session_meta(app, user, session_id),
+        due=keys.schedules_due(shard), session_meta=keys.session_meta(app, user, session_id),
         record=store.record_key(record.id, where), user_invocations=keys.user_invocations(app, user),
         **store.session_script_keys(where, "queue", "stream", "active"),
-        invocation_index=keys.invocation_index(), dispatch_due=keys.dispatch_due(store.shard(where)),
-        retention_due=keys.retention_due(), status_counts=keys.status_counts(store.shard(where)), member=due_member(app, user, schedule.id),
+        invocation_index=script_index, dispatch_due=keys.dispatch_due(shard),
+        retention_due=keys.retention_due(shard), status_counts=keys.status_counts(shard),
+        member=due_member(app, user, schedule.id),
         rev=str(schedule.revision), expected_tick=text(expected_tick), next_tick=text(move.next),
         next_due_ms=text(due_ms(spec, move.next)), fire_tick=text(move.fire), missed=move.missed,
         runs_kept=RUNS_KEPT, invocation_id=record.id, created_at=record.created_at, status_data=QUEUED,
-        location=dumps([app, user, session_id]), dispatch_due_ms=round((now + DISPATCH_GRACE_S) * 1000),
+        location=location, dispatch_due_ms=round((now + DISPATCH_GRACE_S) * 1000),
         retention_due_ms=round((record.created_at + store.retention.settled_s) * 1000), now_ms=round(now * 1000),
         skip_reason=skip_reason, fields=[*encode_record(record), "retention_s", repr(store.retention.settled_s)])
+    await _index_in_id_slot(store, record.id, script_index, fired=reply[0] == "fired")
     if reply[0] == "fired":
         store.remember(record.id, where)
         idle = store._idle_commands(app, user, session_id)  # a run keeps its session from expiring, as an enqueue does
@@ -105,6 +116,15 @@ async def fire(store: InvocationStore, schedule: Schedule, *, expected_tick: int
         raise UsageError(f"session {session_id!r} of schedule {schedule.id!r} does not exist any more; "
                          "point the schedule at another session or at a new session per run")
     return None
+
+
+async def _index_in_id_slot(store: InvocationStore, invocation_id: str, script_index: str, *, fired: bool) -> None:
+    """On a Cluster, leave the run's index entry only where a bare id is looked up: drop the script's copy in the
+    user's slot when it fired, or the entry written beforehand when it did not (nothing to do on one node)."""
+    if store.index_key(invocation_id) == script_index:
+        return
+    stale = script_index if fired else store.index_key(invocation_id)
+    await store.mux.execute_command("HDEL", stale, invocation_id)
 
 
 async def _tick_ran(store: InvocationStore, schedule: Schedule, tick: int | None) -> bool:

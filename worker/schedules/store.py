@@ -23,6 +23,7 @@ from runtime.errors import (
 from runtime.ids import uuid4_str
 from runtime.redis_store import keys
 from runtime.redis_store.scripts import SCHEDULE_DELETE, SCHEDULE_SAVE
+from worker.config.shards import shard_of
 from worker.queues.rate_limits import RateLimitRefusedError, RateLimits
 from worker.records.inputs import run_config_dict, to_content
 from worker.records.record import InvocationRecord
@@ -61,12 +62,14 @@ class ScheduleStore:
         return await self.limits.admitted(self.store, f"schedule:{schedule.id}", schedule.app_name,
                                           schedule.user_id, fire_run, invocation_id=lambda fired: fired)
 
-    def _refuse_cluster(self) -> None:
-        # The fire script writes the schedule, the invocation and the global index, watchdog and due sets in one
-        # step; on a Cluster those live in different slots.
-        if self.store.clients.is_cluster:
-            raise UsageError(f"schedules need a single Redis node or Sentinel, not the Cluster at "
-                             f"{self.store.redis_url!r}")
+    def _due(self, app: str, user: str) -> str:
+        """The due set holding the user's schedules: the one key on one node, the user's shard's on a Cluster."""
+        return keys.schedules_due(shard_of(app, user, cluster=self.store.clients.is_cluster))
+
+    async def _list_shard(self, app: str, user: str) -> None:
+        """List the user's shard before a schedule enters its due set, so the schedulers look there."""
+        await self.store.shard_registry.register(self.store.redis, shard_of(app, user,
+                                                                            cluster=self.store.clients.is_cluster))
 
     # --- making and reading ---
 
@@ -80,7 +83,7 @@ class ScheduleStore:
         schedule_id = schedule_id or "sch-" + uuid4_str()
         if not 0 < len(schedule_id) <= 128:
             raise UsageError(f"schedule id {schedule_id!r} must be 1 to 128 characters")
-        self._refuse_cluster()
+        await self._list_shard(app, user)
         if spec.session_id is not None:
             await ensure_session(self.store, app, user, spec.session_id)
         now_ms = _now_ms()
@@ -177,7 +180,7 @@ class ScheduleStore:
         existed = await SCHEDULE_DELETE(
             self.store.mux, schedule=keys.schedule(app, user, schedule_id),
             runs=keys.schedule_runs(app, user, schedule_id), user_schedules=keys.user_schedules(app, user),
-            due=keys.schedules_due(), schedule_id=schedule_id, member=due_member(app, user, schedule_id))
+            due=self._due(app, user), schedule_id=schedule_id, member=due_member(app, user, schedule_id))
         if not existed:
             raise ScheduleNotFoundError(f"schedule {schedule_id!r} of user {user!r} in app {app!r} does not exist")
 
@@ -189,7 +192,6 @@ class ScheduleStore:
         caller already applied the rate limits (``api.doors.trigger_schedule`` applies the triggering caller's),
         so the schedule's own admission would count the same run twice. ``principal``: who triggers it, recorded
         as the run's enqueuer (default: the schedule's creator)."""
-        self._refuse_cluster()
 
         async def fire_run() -> str | None:
             for _ in range(SAVE_ATTEMPTS):
@@ -241,7 +243,7 @@ class ScheduleStore:
         flat = [item for pair in fields.items() for item in pair]
         return await SCHEDULE_SAVE(
             self.store.mux, schedule=keys.schedule(app, user, schedule_id), user_schedules=keys.user_schedules(app, user),
-            due=keys.schedules_due(), schedule_id=schedule_id, member=due_member(app, user, schedule_id),
+            due=self._due(app, user), schedule_id=schedule_id, member=due_member(app, user, schedule_id),
             creating="1" if mode == "create" else "0",
             expected_rev=text(expected_rev), created_ms=created_ms, due_ms=text(due_ms), fields=flat)
 

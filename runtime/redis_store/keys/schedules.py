@@ -3,7 +3,7 @@ the invocations it enqueues, and the one set of due schedules every scheduler re
 
 from __future__ import annotations
 
-from ._naming import PREFIX, _part, user_tag
+from ._naming import PREFIX, _part, sharded, user_tag
 
 
 def schedule(app_name: str, user_id: str, schedule_id: str) -> str:
@@ -21,7 +21,9 @@ def user_schedules(app_name: str, user_id: str) -> str:
     return f"{PREFIX}{user_tag(app_name, user_id)}:schedules"
 
 
-def schedules_due() -> str:
+def schedules_due(shard: str = "") -> str:
     """Sorted set: JSON ``[app, user, schedule id]`` scored by when its next tick is due (ms, jitter included);
-    a schedule that is paused or has ended is not in it."""
-    return f"{PREFIX}schedules:due"
+    a schedule that is paused or has ended is not in it. On one node (``shard`` '') the one key every scheduler
+    reads; on a Cluster one copy per shard (the slot tag of the schedule's user, see ``sharded``), so the scripts
+    that save, delete and fire a schedule stay in its user's slot, and the schedulers read every shard in use."""
+    return f"{PREFIX}schedules:due" if not shard else sharded("schedules:due", shard)
