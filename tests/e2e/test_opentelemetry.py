@@ -10,6 +10,7 @@ import secrets
 import subprocess
 import sys
 import time
+from collections import Counter
 
 import httpx
 
@@ -19,6 +20,15 @@ from tests.otlp_receiver import OtlpReceiver, ReceivedSpan
 APP = "examples.reimbursement:app"
 OTEL_OFF = ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_SDK_DISABLED",
             "OTEL_SERVICE_NAME")
+
+
+ENQUEUE_ROUTE = "POST /apps/{app_name}/users/{user_id}/sessions/{session_id}/invocations"
+ANSWER_ROUTE = "POST /invocations/{invocation_id}/function-responses"
+
+
+def _names(spans: list[ReceivedSpan], trace_id: str):
+    """How many spans of each name ``trace_id`` has, as (name, count) pairs."""
+    return Counter(span.name for span in spans if span.trace_id == trace_id).items()
 
 
 def _traceparent(trace_id: str) -> tuple[str, str]:
@@ -88,13 +98,13 @@ def test_one_trace_id_follows_an_approval_from_the_enqueue_across_the_park_to_th
                                  json={"functionResponses": [{"id": call["id"], "name": call["name"],
                                                               "response": {"status": "approved"}}]})
             _wait_status(http, invocation_id, "completed")
-            spans = receiver.wait_for(lambda got: sum(
-                s.name == "execute_tool reimburse" and s.trace_id == trace_id for s in got) == 1
-                and sum(s.name == "invocation" and s.trace_id == trace_id for s in got) == 2)
+            spans = receiver.wait_for(lambda got: _names(got, trace_id) >= {
+                "execute_tool reimburse": 1, "invocation": 2, ENQUEUE_ROUTE: 1, ANSWER_ROUTE: 1,
+                "fastapi.endpoint": 2}.items())
     assert (enqueued.status_code, answered.status_code) == (202, 202)
     traced = [span for span in spans if span.trace_id == trace_id]
-    enqueue = _one(traced, "POST /apps/{app_name}/users/{user_id}/sessions/{session_id}/invocations")
-    answer = _one(traced, "POST /invocations/{invocation_id}/function-responses")
+    enqueue = _one(traced, ENQUEUE_ROUTE)
+    answer = _one(traced, ANSWER_ROUTE)
     first = _one(traced, "invocation", **{"agentq.resumed": False})
     resumed = _one(traced, "invocation", **{"agentq.resumed": True})
     # the API's request spans are children of the client's spans; the runs descend from the enqueue request
