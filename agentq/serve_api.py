@@ -195,6 +195,9 @@ def _serve(args: argparse.Namespace, redis_url: str, log_level: str) -> int:
 
     import uvicorn
 
+    from runtime.tracing import otel_setup
+
+    otel_setup.configure_from_env("agentq-api")  # request spans, only when the OTEL_* settings name an endpoint
     try:
         app = build(args, redis_url)
     except UsageError as exc:  # a setting that makes no sense: refused at start, naming it

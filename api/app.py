@@ -36,6 +36,7 @@ from api.routes.dev_ui import mount_dev_ui
 from api.routes.ui import mount_ui
 from api.settings import ApiSettings
 from api.streams.fast_lane import RunSseFastLane
+from api.tracing import TraceContext
 from api.views.metrics import Metrics, RequestMetrics, StatsProvider
 from runtime import __version__
 
@@ -117,4 +118,6 @@ def create_app(
     # Host checked before anything else reads them.
     app.state.edge = edge
     app.add_middleware(WebEdge, settings=edge, check_host=not settings.auth_enabled or bool(edge.allowed_hosts))
+    # Outside even that: the caller's trace context, made current for the doors to store (api.tracing).
+    app.add_middleware(TraceContext)
     return app

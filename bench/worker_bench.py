@@ -12,7 +12,9 @@ Measures, on one machine, side by side in one run:
   (closed loop, the N slots starting spread over one invocation's length): completions per second in the
   steady state vs the ideal N / (calls x 500 ms);
 - failover: a worker SIGKILLed mid-invocation; time until another worker resumes it, and whether any event or
-  side effect was lost or doubled.
+  side effect was lost or doubled;
+- with ``--tracing both`` (or ``AGENTQ_BENCH_TRACING=both python -m bench worker``): the e2e run again on fresh
+  workers with OpenTelemetry off and on (exporting to a local OTLP/HTTP receiver), interleaved, side by side.
 """
 
 from __future__ import annotations
@@ -289,6 +291,37 @@ async def failover(url: str, processes: dict) -> dict:
             "bad_histories": bad}
 
 
+def tracing_side_by_side(url: str, n: int, redis_pid: int, *, threads: int, pool: str, handoff: str) -> dict:
+    """The e2e run on a fresh worker with OpenTelemetry off and on (exporting every span to a local OTLP/HTTP
+    receiver), interleaved off, on, off, on; each side's rate and worker CPU per invocation, and the spans the
+    receiver decoded (none may be dropped: the batch queue is made large enough)."""
+    from tests.otlp_receiver import OtlpReceiver
+
+    runs: dict[str, list[dict]] = {"off": [], "on": []}
+    with OtlpReceiver() as receiver:
+        for mode in ("off", "on", "off", "on"):
+            env = {"OTEL_EXPORTER_OTLP_ENDPOINT": receiver.endpoint if mode == "on" else "",
+                   "OTEL_BSP_MAX_QUEUE_SIZE": "100000", "OTEL_BSP_SCHEDULE_DELAY": "1000"}
+            name = f"bench-otel-{mode}-{len(runs[mode])}"
+            with agentq_workers(url, [name], threads=threads, pool=pool, handoff=handoff, **env) as workers:
+                runs[mode].append(asyncio.run(e2e_rate(url, n, 256, workers[name].pid, redis_pid)))
+        time.sleep(2)  # the last batch (the worker flushes at shutdown; this is the receiver's side)
+        spans = receiver.received()
+
+    def side(mode: str) -> dict:
+        done = runs[mode]
+        return {"rate": sum(r["rate"] for r in done) / len(done),
+                "worker_cpu_ms_per_invocation": sum(r["cpu_ms_per_invocation"]["worker"] for r in done) / len(done),
+                "not_completed": sum(r["not_completed"] for r in done), "bad_histories": sum(r["bad_histories"]
+                                                                                           for r in done)}
+
+    off, on = side("off"), side("on")
+    return {"off": off, "on": on, "rate_ratio": on["rate"] / off["rate"],
+            "worker_cpu_ratio": on["worker_cpu_ms_per_invocation"] / off["worker_cpu_ms_per_invocation"],
+            "invocations_traced": 2 * n, "spans_received": len(spans),
+            "run_spans_received": sum(span.name == "invocation" for span in spans)}
+
+
 def adk_rate() -> float | None:
     """google-adk's in-memory rate on the same workload, when bench/adk_env.py can provide it."""
     try:
@@ -312,6 +345,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--handoff", default="loop", choices=["claim", "loop"])
     parser.add_argument("--in-flight", type=int, default=500)
     parser.add_argument("--skip", action="append", default=[], help="noop|e2e|latency|capacity|failover|adk")
+    parser.add_argument("--tracing", default=os.environ.get("AGENTQ_BENCH_TRACING", "off"), choices=["off", "both"],
+                        help="both: also run the e2e part with OpenTelemetry off and on, side by side")
     parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "worker.json"))
     args = parser.parse_args(argv)
     n = args.n or (500 if args.quick else 3000)
@@ -330,6 +365,9 @@ def main(argv: list[str] | None = None) -> int:
                 results.update(asyncio.run(latencies(url, 50 if args.quick else 200)))
             if "capacity" not in args.skip:
                 results["capacity"] = asyncio.run(capacity(url, args.in_flight, 10.0 if args.quick else 20.0))
+        if args.tracing == "both":
+            results["e2e_tracing"] = tracing_side_by_side(url, n, redis_pid, threads=args.threads, pool=args.pool,
+                                                          handoff=args.handoff)
         if "failover" not in args.skip:
             with agentq_workers(url, ["bench-f1", "bench-f2"], threads=args.threads, pool=args.pool,
                                 handoff=args.handoff) as processes:
@@ -366,6 +404,13 @@ def _report(results: dict) -> None:
         fo = results["failover"]
         checks.append((f"SIGKILL failover: resumed after {fo['resumed_after_s']:.1f}s, {fo['status']}, "
                        f"{fo['bad_histories']} bad histories", fo["status"] == "completed" and not fo["bad_histories"]))
+    if "e2e_tracing" in results:
+        tr = results["e2e_tracing"]
+        checks.append((f"OpenTelemetry off vs on: {tr['off']['rate']:.0f}/s vs {tr['on']['rate']:.0f}/s "
+                       f"({tr['rate_ratio']:.0%}), worker CPU {tr['off']['worker_cpu_ms_per_invocation']:.2f} vs "
+                       f"{tr['on']['worker_cpu_ms_per_invocation']:.2f} ms/invocation ({tr['worker_cpu_ratio']:.2f}x); "
+                       f"{tr['run_spans_received']} run spans for {tr['invocations_traced']} traced invocations",
+                       tr["run_spans_received"] >= tr["invocations_traced"]))
     lost = results.get("e2e", {}).get("bad_histories", 0) + results.get("e2e", {}).get("not_completed", 0)
     checks.append((f"lost or doubled events/side effects in the throughput run: {lost}", lost == 0))
     print_checks(checks)

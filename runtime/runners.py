@@ -53,7 +53,7 @@ from .routing import (
 from .sessions import BaseSessionService, InMemorySessionService, Session, State
 from .sessions.invocation_index import invocation_events
 from .sessions.rewind import rewind_session
-from .tracing import BaseSpanStore, InMemorySpanStore, SpanRecorder
+from .tracing import BaseSpanStore, InMemorySpanStore, SpanRecorder, otel
 
 if TYPE_CHECKING:
     from .apps import App, EventsCompactionConfig
@@ -228,12 +228,13 @@ class Runner:
         if agent is not self.agent:
             ctx.branch = branch_of(agent, prior)
         log.debug("invocation %s: running agent %r (resumed=%s)", ctx.invocation_id, agent.name, run.resumed)
-        if self.span_store is None:
+        exported = otel.enabled()
+        if self.span_store is None and not exported:
             async with aclosing(self._run(ctx, agent)) as events:
                 async for event in events:
                     yield event
             return
-        run.spans = SpanRecorder(ctx.invocation_id, session_id)
+        run.spans = SpanRecorder(ctx.invocation_id, session_id, otel.OtelMirror() if exported else None)
         ended = False
         try:
             async with aclosing(self._run(ctx, agent)) as events:
@@ -244,8 +245,10 @@ class Runner:
             ended = True
             raise
         finally:
-            if ended:  # not when cancelled (a lost lease, a shutdown): no awaiting then
+            if ended and self.span_store is not None:  # not when cancelled (a lost lease, a shutdown): no awaiting
                 await self._save_spans(ctx)
+            elif exported:
+                run.spans.finished()  # the OpenTelemetry spans still open end here
 
     async def _save_spans(self, ctx: InvocationContext) -> None:
         """One write of the run's spans; a failure to keep them never fails the run."""

@@ -153,7 +153,7 @@ async def _run_one(
     if tool is None:
         response: Any = unknown_tool_error(call.name, tools)
     else:
-        span = steps.tool_call_started(ctx, call) if ctx.run.spans else None
+        span = steps.tool_call_started(ctx, call, tool) if ctx.run.spans else None
         try:
             response = await _journaled(agent, ctx, tool, call, tool_context, journal_id)
         except BaseException:  # cancelled, a lost lease: the span ends here, the run's spans say where

@@ -2,7 +2,8 @@
 
 The trace id is the invocation id, so every run of an invocation (the first, and each resume after a parked
 call is answered) lands in one trace: the dev UI shows one trace per invocation. Times are epoch nanoseconds,
-as OpenTelemetry's.
+as OpenTelemetry's. While the process exports OpenTelemetry spans, each span also opens a twin there
+(``otel.OtelMirror``), under the caller's W3C trace rather than the invocation id.
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ import os
 import time
 from dataclasses import dataclass, field
 from typing import Any
+
+from .otel import OtelMirror
 
 INVOCATION_ID = "gcp.vertex.agent.invocation_id"
 SESSION_ID = "gcp.vertex.agent.session_id"
@@ -34,6 +37,8 @@ class Span:
     start_time: int
     end_time: int | None = None
     attributes: dict[str, AttributeValue] = field(default_factory=dict)
+    otel: Any = None
+    """Its OpenTelemetry twin, while the process exports spans (``runtime.tracing.otel``)."""
 
     def to_json(self, trace_id: str) -> dict[str, Any]:
         """ADK's trace span shape (``WebUiSpan``): name, times, ids, attributes, logs."""
@@ -50,10 +55,12 @@ def clip(value: str) -> str:
 class SpanRecorder:
     """Collects the spans of one run; ``finished()`` closes what is still open (a paused or failed run)."""
 
-    def __init__(self, invocation_id: str, session_id: str):
+    def __init__(self, invocation_id: str, session_id: str, mirror: OtelMirror | None = None):
+        """``mirror``: opens an OpenTelemetry span beside each span recorded here (None: tracing is off)."""
         self.invocation_id = invocation_id
         self.session_id = session_id
         self._spans: list[Span] = []
+        self._mirror = mirror
 
     def start(self, name: str, parent: Span | None, **attributes: AttributeValue) -> Span:
         """Open a span under ``parent`` (None: a root); the invocation and session ids are always attributes."""
@@ -61,6 +68,8 @@ class SpanRecorder:
                     start_time=time.time_ns(),
                     attributes={INVOCATION_ID: self.invocation_id, SESSION_ID: self.session_id, **attributes})
         self._spans.append(span)
+        if self._mirror is not None:
+            span.otel = self._mirror.start(name, parent.otel if parent else None, span.attributes)
         return span
 
     @staticmethod
@@ -69,8 +78,11 @@ class SpanRecorder:
         if span is None:
             return
         span.attributes.update(attributes)
-        if span.end_time is None:
+        closing = span.end_time is None
+        if closing:
             span.end_time = time.time_ns()
+        if span.otel is not None:
+            OtelMirror.end(span.otel, attributes, close=closing)
 
     def finished(self) -> list[dict[str, Any]]:
         """Every span as JSON, those still open closed now."""
@@ -78,4 +90,6 @@ class SpanRecorder:
         for span in self._spans:
             if span.end_time is None:
                 span.end_time = now
+                if span.otel is not None:
+                    span.otel.end()
         return [span.to_json(self.invocation_id) for span in self._spans]

@@ -12,6 +12,7 @@ if TYPE_CHECKING:
 
     from ..contexts.invocation_context import InvocationContext
     from ..events import Event
+    from ..tools.base_tool import BaseTool
 
 
 def model_call_started(ctx: InvocationContext, model: str, event_id: str) -> Span | None:
@@ -19,8 +20,8 @@ def model_call_started(ctx: InvocationContext, model: str, event_id: str) -> Spa
     spans = ctx.run.spans
     if spans is None:
         return None
-    return spans.start("call_llm", ctx.span, **{"gen_ai.request.model": model, EVENT_ID: event_id,
-                                               "gen_ai.agent.name": ctx.agent.name})
+    return spans.start("call_llm", ctx.span, **{"gen_ai.system": "gcp.vertex.agent", "gen_ai.request.model": model,
+                                               EVENT_ID: event_id, "gen_ai.agent.name": ctx.agent.name})
 
 
 def model_call_ended(span: Span | None, event: Event | None) -> None:
@@ -46,13 +47,17 @@ def model_call_ended(span: Span | None, event: Event | None) -> None:
     SpanRecorder.end(span, **attributes)
 
 
-def tool_call_started(ctx: InvocationContext, call: types.FunctionCall) -> Span | None:
-    """The ``execute_tool {name}`` span of one tool call, under the agent's span."""
+def tool_call_started(ctx: InvocationContext, call: types.FunctionCall, tool: BaseTool | None = None) -> Span | None:
+    """The ``execute_tool {name}`` span of one tool call, under the agent's span (``tool``: its description
+    and type, as google-adk names them)."""
     spans = ctx.run.spans
     if spans is None:
         return None
+    described = {} if tool is None else {"gen_ai.tool.description": tool.description or "",
+                                         "gen_ai.tool.type": type(tool).__name__}
     return spans.start(f"execute_tool {call.name}", ctx.span, **{
         OPERATION: "execute_tool", "gen_ai.tool.name": call.name or "", "gen_ai.tool.call.id": call.id or "",
+        **described, "gen_ai.agent.name": ctx.agent.name,
         "gcp.vertex.agent.tool_call_args": clip(_json(call.args or {}))})
 
 

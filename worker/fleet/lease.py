@@ -22,6 +22,7 @@ from runtime.redis_store.scripts import (
     RELEASE,
     SETTLE,
 )
+from runtime.tracing.otel import current_traceparent
 from worker.fleet.attempts import CrashEvidence
 from worker.records.codec import decode_record, dumps, encode_fields, pending_json
 from worker.records.record import InvocationRecord, PendingCall
@@ -155,7 +156,8 @@ async def settle(
     """
     claim.settling = True
     now = time.time()
-    values: dict = {"error": (detail or {}).get("error")}
+    # the run's span, when traced: the run that resumes it after a park links to it (worker.running.tracing)
+    values: dict = {"error": (detail or {}).get("error"), "run_span": current_traceparent()}
     if status != "parked":
         values["finished_at"] = now
     where = claim.where

@@ -9,13 +9,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from worker.records.inputs import split_state_delta
+from worker.records.inputs import split_state_delta, split_traceparents
 from worker.records.record import InvocationRecord, PendingCall
 
 _JSON_FIELDS = ("new_message", "state_delta", "run_config", "error")
 _FLOAT_FIELDS = ("time_limit", "park_timeout", "created_at", "updated_at", "finished_at")
 _STR_FIELDS = ("id", "app_name", "user_id", "session_id", "status", "cancel_reason", "worker", "first_entry",
-               "webhook", "enqueued_by", "schedule_id")
+               "webhook", "enqueued_by", "schedule_id", "traceparent", "run_span")
 
 
 def dumps(value: Any) -> str:
@@ -70,6 +70,9 @@ def decode_record(fields: dict[str, str]) -> InvocationRecord:
     values["responses"], delta = split_state_delta([response for _, response in sorted(responses)])
     if delta:
         values["response_state_delta"] = delta
+    values["responses"], traces = split_traceparents(values["responses"])
+    if traces:
+        values["answer_traceparents"] = traces
     return InvocationRecord.model_validate(values)
 
 

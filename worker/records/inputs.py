@@ -85,3 +85,26 @@ def split_state_delta(stored: list[dict[str, Any]]) -> tuple[list[dict[str, Any]
             delta.update(response.pop(STATE_DELTA_KEY) or {})
         responses.append(response)
     return responses, delta
+
+
+TRACEPARENT_KEY = "agentqTraceparent"
+"""Key of a stored function response holding the W3C trace context it was sent under: the run that resumes the
+invocation links to it (runtime.tracing.otel). Like STATE_DELTA_KEY, no client's answer can carry one."""
+
+
+def with_traceparent(wire: dict[str, Any], traceparent: str | None) -> dict[str, Any]:
+    """A stored response carrying the trace context it was sent under (unchanged without one)."""
+    return {**wire, TRACEPARENT_KEY: traceparent} if traceparent else wire
+
+
+def split_traceparents(stored: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[str]]:
+    """Stored responses without their trace contexts, and those contexts (each once, in the order sent)."""
+    responses, traces = [], []
+    for response in stored:
+        if TRACEPARENT_KEY in response:
+            response = dict(response)
+            traceparent = response.pop(TRACEPARENT_KEY)
+            if traceparent not in traces:
+                traces.append(traceparent)
+        responses.append(response)
+    return responses, traces

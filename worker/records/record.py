@@ -107,6 +107,14 @@ class InvocationRecord(_Wire):
     audit: list[AuditEntry] = Field(default_factory=list)
     """Who answered, cancelled or redelivered, when and from where, oldest first (worker.records.audit; written only by
     the scripts that make those changes)."""
+    traceparent: str | None = None
+    """The W3C trace context it was enqueued under (a caller's ``traceparent``, or the API's request span): its
+    runs' spans are children of it, so one trace follows it across parks and workers (docs/observability.md)."""
+    run_span: str | None = None
+    """The ``traceparent`` of the span of its last run that settled while traced: the run that resumes it after a
+    park links to it."""
+    answer_traceparents: list[str] | None = None
+    """The trace contexts its waiting responses were sent under (stored inside them, worker.records.inputs)."""
     worker: str | None = None
     first_entry: str | None = None
     """The stream entry id of its first status entry: where `events()` starts reading."""

@@ -26,6 +26,7 @@ from runtime.redis_store.replication import wait_for_replicas
 from runtime.redis_store.scripts import ADD_APPROVAL, CANCEL, ENQUEUE, RESPOND
 from runtime.redis_store.session_layout import lifecycle_keys
 from runtime.redis_store.streams import trim_args
+from runtime.tracing.otel import current_traceparent
 from worker.config import due_shards
 from worker.config.broker import broker_url, kombu_broker
 from worker.config.shards import ShardRegistry, shard_of, slot_tag
@@ -33,7 +34,13 @@ from worker.queues.dispatch import DISPATCH_GRACE_S, Dispatcher
 from worker.records import audit, child_sessions
 from worker.records.answer_check import check_against_pending
 from worker.records.codec import decode_record, dumps, encode_fields, encode_record
-from worker.records.inputs import run_config_dict, to_content, to_function_response, with_state_delta
+from worker.records.inputs import (
+    run_config_dict,
+    to_content,
+    to_function_response,
+    with_state_delta,
+    with_traceparent,
+)
 from worker.records.record import InvocationRecord, pending_summary
 from worker.records.retention import RetentionPolicy
 from worker.webhooks.config import WebhookSettings
@@ -254,7 +261,7 @@ class InvocationStore:
             id=invocation_id or new_invocation_id(), app_name=app, user_id=user, session_id=session_id,
             new_message=to_content(new_message), state_delta=state_delta or None,
             run_config=run_config_dict(run_config), time_limit=time_limit, park_timeout=park_timeout,
-            webhook=webhook, enqueued_by=principal,
+            webhook=webhook, enqueued_by=principal, traceparent=current_traceparent(),  # the caller's trace
         )
         where = Where(app=app, user=user, session=session_id)
         if strategy != "enqueue":  # reject, interrupt, rollback: their own script (worker.double_texting)
@@ -332,7 +339,7 @@ class InvocationStore:
             if not response.name:
                 wire.pop("name", None)
             if response is responses[0]:
-                wire = with_state_delta(wire, state_delta)
+                wire = with_traceparent(with_state_delta(wire, state_delta), current_traceparent())
             answers += [response.id, response.name or "", "1" if response.will_continue else "0", dumps(wire)]
         # One round trip: validation, storing, requeueing, the watchdog entry and the record as stored.
         reply = await RESPOND(

@@ -24,6 +24,7 @@ from worker.records import audit
 from worker.records.answer_check import answer_shapes, shape_for
 from worker.records.codec import decode_record, response_field_names
 from worker.records.store import InvocationStore
+from worker.running import tracing
 from worker.running.outcome import final_status, is_said, last_said, pending_call
 
 if TYPE_CHECKING:
@@ -156,6 +157,10 @@ class Executor:
 
     async def run_claim(self, claim: Claim) -> None:
         """Run a claimed invocation in this process until it settles, is handed back or loses its lease."""
+        with tracing.run_span(claim.record, self.config.worker_name):  # a no-op unless spans are exported
+            await self._run_claim(claim)
+
+    async def _run_claim(self, claim: Claim) -> None:
         record = claim.record
         # Every write of this task, its AgentTool child sessions' included, is fenced by this lease: a child is
         # part of this invocation, not a writer of its own (runtime.sessions.redis_session_service).
@@ -208,6 +213,7 @@ class Executor:
         if outcome == "lost":
             log.info("invocation %s: lease lost before settling as %s", claim.record.id, status)
             return
+        tracing.settled(status, detail)
         _log_settled(claim, status, next_head, detail.get("error"))
 
     async def _run_until_settled(self, claim: Claim, runner: Any) -> tuple[str, dict]:
@@ -237,6 +243,7 @@ class Executor:
             if outcome == "lost":
                 raise LeaseLost(claim.record.id)
             if outcome == "ok":
+                tracing.settled("parked", detail)
                 _log_settled(claim, "parked", next_head)
                 return "settled", {}
             fields = await self.store.fields(self.store.record_key(claim.record.id, claim.where))

@@ -18,6 +18,7 @@ import signal
 import sys
 from typing import NoReturn
 
+from runtime.tracing import otel_setup
 from worker.fleet import lease
 from worker.fleet.lease import Claim
 from worker.records.store import InvocationStore
@@ -53,6 +54,7 @@ def run_child(quarantine: Quarantine, executor: Executor, claim: Claim, parent: 
         with contextlib.suppress(Exception):
             sys.stdout.flush()
             sys.stderr.flush()
+            otel_setup.flush(2.0)  # os._exit skips the exporter's own flush at exit (a no-op when not tracing)
         os._exit(code)
 
 

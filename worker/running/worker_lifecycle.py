@@ -15,6 +15,7 @@ from typing import Any
 
 from celery import signals
 
+from runtime.tracing import otel_setup
 from worker.fleet import workers_alive
 from worker.running import host as worker_host
 from worker.running.process_tuning import tune_worker_process
@@ -31,6 +32,7 @@ def attach(app: Any, build_host: Callable[[str], worker_host.WorkerHost]) -> Non
     @signals.worker_init.connect(weak=False)
     def _init(sender, **_kwargs) -> None:
         if sender.app is app:
+            otel_setup.configure_from_env("agentq-worker")  # only when the OTEL_* settings name an endpoint
             built.append(build_host(sender.hostname))
             worker_host.install(built[0])
             tune_worker_process()
@@ -57,6 +59,7 @@ def attach(app: Any, build_host: Callable[[str], worker_host.WorkerHost]) -> Non
         host.stop()
         with _store_client(host) as client:
             client.hdel(_workers_key(), host.config.worker_name)
+        otel_setup.flush()  # the last runs' spans, before the process exits
 
 
 def build_host(app: Any, settings: Any, apps: dict, redis_url: str, name: str, *, webhooks: Any = None,
