@@ -47,7 +47,8 @@ def not_served(feature: str, path: str) -> JSONResponse:
 
 
 def _check_app(settings: ApiSettings, caller: Caller, app_name: str) -> None:
-    if (settings.app_names and app_name not in settings.app_names) or not caller.allows_app(app_name):
+    settings.served.check(app_name)
+    if not caller.allows_app(app_name):
         raise AppNotFoundError(f"app {app_name!r} is not served here")
 
 
@@ -64,7 +65,7 @@ async def app_info(
 ) -> dict:
     """ADK's AppInfo: the root agent and each LlmAgent's description, instruction, tools and sub-agents."""
     _check_app(settings, caller, app_name)
-    return settings.app_infos.get(app_name) or name_only(app_name)
+    return settings.app_infos.get(app_name) or settings.served.info(app_name) or name_only(app_name)
 
 
 @router.get("/config/telemetry")
