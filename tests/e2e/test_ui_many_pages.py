@@ -16,7 +16,7 @@ from agentq.local_stack import LocalStack
 
 from .browser import headless_chromium
 from .conftest import user_message
-from .test_inbox_ui import WAIT_S, Approver
+from .test_inbox_ui import Approver
 
 LONG_ACCOUNT = "acct_" + "0123456789" * 40
 """A recipient the scripted model copies into the call's arguments: 405 characters without a space."""
