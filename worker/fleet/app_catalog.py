@@ -28,7 +28,35 @@ def describe_app(app: Any) -> dict[str, Any]:
                             "language": "python", "isComputerUse": False}
     if isinstance(root, LlmAgent):
         info["agents"] = _agents(root, {})
+    graph = describe_graph(root)
+    if graph is not None:  # agentq's own key (ADK clients ignore it): the dev UI's graph routes draw it
+        info["workflowGraph"] = graph
     return info
+
+
+def describe_graph(agent: Any) -> dict[str, Any] | None:
+    """A Workflow's nodes and edges, nested workflows inside their node: ``{"name", "nodes": [{"name", "kind",
+    "graph"?}], "edges": [{"from", "to", "route"?}]}`` (``__START__`` is the entry); None for anything else."""
+    from runtime.workflow import Workflow
+    from runtime.workflow.graph import Graph
+
+    if not isinstance(agent, Workflow):
+        return None
+    graph = agent.graph if agent.graph is not None else Graph.from_edge_items(agent.edges)
+    nodes = []
+    for node in graph.nodes:
+        described: dict[str, Any] = {"name": node.name, "kind": type(node).__name__}
+        inner = describe_graph(node)
+        if inner is not None:
+            described["graph"] = inner
+        nodes.append(described)
+    edges = []
+    for edge in graph.edges:
+        described = {"from": edge.from_node.name, "to": edge.to_node.name}
+        if edge.route is not None:
+            described["route"] = [str(r) for r in edge.route] if isinstance(edge.route, list) else str(edge.route)
+        edges.append(described)
+    return {"name": agent.name, "nodes": nodes, "edges": edges}
 
 
 def declared_approvals(app: Any) -> dict[str, dict[str, Any]]:
