@@ -26,11 +26,13 @@ class LocalStack:
 
     def __init__(self, data_dir: str | os.PathLike, *, apps: list[str], workers: int = 1,
                  api_keys_json: str | None = None, extra_env: dict[str, str] | None = None,
-                 api_port: int | None = None):
+                 api_port: int | None = None, api_apps: list[str] | None = None):
         from runtime.redis_store.launcher import EmbeddedRedis, free_port
 
         self.data_dir = Path(data_dir)
         self.apps = apps
+        self.api_apps = apps if api_apps is None else api_apps
+        """The ``--app`` flags of ``agentq api`` (default: ``apps``; [] serves what the workers announce)."""
         self.redis = EmbeddedRedis(self.data_dir / "redis")
         self.api_port = api_port or free_port()
         self.worker_count = workers
@@ -71,7 +73,7 @@ class LocalStack:
 
     def start_api(self) -> subprocess.Popen:
         """Start ``agentq api`` and wait until /health answers."""
-        args = ["api", "--port", str(self.api_port)] + [flag for app in self.apps for flag in ("--app", app)]
+        args = ["api", "--port", str(self.api_port)] + [flag for app in self.api_apps for flag in ("--app", app)]
         self.api = self._spawn("api", args)
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:

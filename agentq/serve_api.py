@@ -18,7 +18,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     env = os.environ.get
     parser.add_argument(
         "--app", action="append", dest="apps", default=None, metavar="MODULE:ATTR|NAME",
-        help="an App to serve (module:attr is imported for its name; a bare name is used as is). "
+        help="an App to serve even before a worker announces it (module:attr is imported for its name and "
+        "description; a bare name is used as is). Optional: every app an alive worker announces is served. "
         "Repeatable; default AGENTQ_APPS (comma-separated)",
     )
     parser.add_argument("--host", default=env("AGENTQ_API_HOST", "127.0.0.1"), help="bind address (AGENTQ_API_HOST)")
@@ -111,6 +112,7 @@ def build(args: argparse.Namespace, redis_url: str):
 
     settings = ApiSettings(
         app_names=app_names(app_specs(args)),
+        follow_workers=True,
         app_infos=app_infos(app_specs(args)),
         keys=load_keys(keys_json=os.environ.get("AGENTQ_API_KEYS"), keys_file=args.api_keys_file),
         max_body_bytes=args.max_body_bytes,

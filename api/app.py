@@ -13,7 +13,7 @@ from api.access.auth import NotLoopbackError, is_loopback
 from api.access.limits import BodyLimits
 from api.access.ops_access import OpsRouteGuard, ops_paths
 from api.access.web_edge import EdgeSettings, WebEdge
-from api.deps import Services
+from api.deps import Services, fresh_served_apps
 from api.errors import install_error_handlers
 from api.routes import (
     adk_dev,
@@ -79,7 +79,9 @@ def create_app(
                 log.info("agentq api: OIDC bearer tokens of issuer %r accepted", settings.oidc.settings.issuer)
         else:
             log.warning("agentq api: no API keys configured; serving loopback clients only")
-        log.info("agentq api: serving apps %s", ", ".join(settings.app_names) or "(any)")
+        served = settings.served
+        log.info("agentq api: serving apps %s", "(any)" if served.serves_any else ", ".join(
+            [*served.configured, *(["every app an alive worker announces"] if served.follow_workers else [])]))
         yield
         if on_shutdown is not None:
             await on_shutdown()
@@ -89,7 +91,7 @@ def create_app(
         version=__version__,
         description="Durable background agents: ADK-compatible sessions and runs, queue routes, SSE.",
         lifespan=lifespan,
-        dependencies=[Depends(loopback_guard)],
+        dependencies=[Depends(loopback_guard), Depends(fresh_served_apps)],
     )
     app.state.settings = settings
     app.state.services = services

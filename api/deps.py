@@ -11,7 +11,7 @@ from api.access.auth import Caller, resolve_caller
 from api.access.roles import check_route_roles
 from api.settings import ApiSettings
 from runtime.artifacts import BaseArtifactService
-from runtime.errors import AppNotFoundError, NotFoundError
+from runtime.errors import NotFoundError
 from runtime.sessions import BaseSessionService
 
 
@@ -35,6 +35,13 @@ async def get_services(request: Request) -> Services:
     return request.app.state.services
 
 
+async def fresh_served_apps(request: Request) -> None:
+    """Every request: the served apps read again when the set is stale (``api.served_apps``; the route's
+    ``app_name`` decides how stale), so the checks after it see the workers alive now."""
+    await request.app.state.settings.served.refresh(request.app.state.services.queue,
+                                                    request.path_params.get("app_name"))
+
+
 async def get_caller(request: Request) -> Caller:
     """The authenticated caller (401 without a valid key or token; loopback-only when no auth is configured),
     refused with 403 when its roles do not include one the route needs (``api.access.roles``)."""
@@ -55,8 +62,7 @@ class UserScope:
 
 def check_scope(settings: ApiSettings, caller: Caller, app_name: str, user_id: str) -> None:
     """404 when the app is not served or the caller may not touch this user (indistinguishable on purpose)."""
-    if settings.app_names and app_name not in settings.app_names:
-        raise AppNotFoundError(f"app {app_name!r} is not served here")
+    settings.served.check(app_name)
     if not caller.allows(app_name, user_id):
         raise NotFoundError(f"app {app_name!r} has no user {user_id!r} visible to this key")
 

@@ -12,6 +12,7 @@ from api.access.auth import DEFAULT_PUBLIC_ROUTES, KeyGrant, parse_keys
 from api.access.http_limits import ConnectionLimits
 from api.access.oidc import OidcVerifier
 from api.access.rate_limits import RateLimits
+from api.served_apps import ServedApps
 from runtime.errors import UsageError
 from worker.webhooks.ssrf import WebhookGuard
 
@@ -23,7 +24,14 @@ class ApiSettings:
     """What the API serves, who may call it and how much it accepts."""
 
     app_names: list[str] = field(default_factory=list)
-    """The apps /list-apps shows and the routes accept; an unknown app name is a 404."""
+    """The apps given to serve (``--app``); an app outside ``served`` is a 404."""
+
+    follow_workers: bool = False
+    """Also serve every app an alive worker announces (``agentq api`` does); False with no ``app_names``: any
+    app is accepted (an in-process API)."""
+
+    served: ServedApps | None = None
+    """The apps served now (``api.served_apps``); built from ``app_names`` and ``follow_workers`` when None."""
 
     keys: dict[str, KeyGrant] = field(default_factory=dict)
     """Bearer key (or a named key's name) -> what it may touch and do. Empty, and no ``oidc``: no auth,
@@ -65,6 +73,14 @@ class ApiSettings:
 
     webhook_guard: WebhookGuard = field(default_factory=WebhookGuard)
     """The SSRF rule a per-enqueue ``webhook`` must pass (``AGENTQ_WEBHOOK_ALLOW``, ``AGENTQ_WEBHOOKS`` trusted)."""
+
+    def __post_init__(self) -> None:
+        if self.served is None:
+            self.served = ServedApps(self.app_names, follow_workers=self.follow_workers)
+
+    def policies(self) -> ApprovalPolicies:
+        """The approval rules in force: ``approval`` over what the served apps' tools declare."""
+        return self.served.policies(self.approval)
 
     @property
     def auth_enabled(self) -> bool:

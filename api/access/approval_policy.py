@@ -13,12 +13,15 @@ rule, raised before anything is written.
 from __future__ import annotations
 
 import json
+import logging
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from api.access.auth import WILDCARD, Caller, ForbiddenError, Role
 from runtime.errors import UsageError
+
+log = logging.getLogger("agentq.api")
 
 
 class ApprovalRefusedError(ForbiddenError):
@@ -133,26 +136,24 @@ def mark_answerable(view: Any, record: Any, caller: Caller, policies: ApprovalPo
 
 def declared_rules(apps: list[Any]) -> dict[str, dict[str, ApprovalRule]]:
     """``{app: {tool: rule}}`` from the ``approval=`` of each FunctionTool in the apps' agent trees."""
-    rules: dict[str, dict[str, ApprovalRule]] = {}
-    for app in apps:
-        for tool in _tools(app.root_agent, set()):
-            approval = getattr(tool, "approval", None)
-            if approval is not None:
-                rules.setdefault(app.name, {})[tool.name] = ApprovalRule(
-                    roles=list(approval.roles), principals=None if approval.principals is None
-                    else list(approval.principals), separation_of_duties=approval.separation_of_duties,
-                    quorum=approval.quorum)
+    from worker.fleet.app_catalog import declared_approvals
+
+    return {app.name: rules for app in apps if (rules := parse_declared(declared_approvals(app)))}
+
+
+def parse_declared(declared: dict[str, Any]) -> dict[str, ApprovalRule]:
+    """``{tool: rule}`` of one app's declared approvals as a worker describes them (``worker.fleet.app_catalog``);
+    an entry that is not a valid rule closes the tool to every keyed caller (no principal may answer it) rather
+    than falling back to the defaults, which may be weaker than what its code meant."""
+    rules = {}
+    for tool, fields in (declared or {}).items():
+        try:
+            rules[str(tool)] = ApprovalRule.model_validate(fields)
+        except ValidationError as exc:
+            log.warning("the approval rule declared for tool %r is not valid, so no keyed caller may answer it: %s",
+                        tool, exc.errors()[0]["msg"])
+            rules[str(tool)] = ApprovalRule(principals=[])
     return rules
-
-
-def _tools(agent: Any, seen: set[int]) -> list[Any]:
-    if id(agent) in seen:
-        return []
-    seen.add(id(agent))
-    found = list(getattr(agent, "tools", None) or [])
-    for sub in getattr(agent, "sub_agents", None) or []:
-        found += _tools(sub, seen)
-    return found
 
 
 def with_declared(policies: ApprovalPolicies, apps: list[Any]) -> ApprovalPolicies:

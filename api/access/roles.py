@@ -63,6 +63,8 @@ ROUTE_ROLES: dict[str, frozenset[str]] = {
     "GET /webhooks/dead-letters": frozenset({"read", "operate"}),
     "POST /webhooks/dead-letters/{delivery_id}/redeliver": OPERATE,
     "GET /dev/apps/{app_name}/debug/trace/session/{session_id}": READ,
+    "GET /dev/apps/{app_name}/build_graph_image": ANY_ROLE,
+    "GET /dev/apps/{app_name}/users/{user_id}/sessions/{session_id}/events/{event_id}/graph": READ,
     "GET /invocations/{invocation_id}/audit": READ_OR_ANSWER,
     "GET /apps/{app_name}/audit": frozenset({"read", "operate"}),
     # Schedules enqueue runs as the user: changing one is enqueueing; reading one is reading.

@@ -9,7 +9,8 @@ from typing import Any
 from api.access.approval_policy import ApprovalPolicies
 from api.access.auth import ALL_ROLES, Caller, MissingRoleError, Role
 from api.access.rate_limits import RateLimits
-from runtime.errors import AppNotFoundError, InvocationNotFoundError, NotFoundError
+from api.served_apps import ServedApps
+from runtime.errors import InvocationNotFoundError, NotFoundError
 from worker.records.audit import LOOPBACK
 from worker.webhooks.ssrf import WebhookGuard
 
@@ -18,10 +19,10 @@ MAX_ID_CHARS = 256
 
 @dataclass(frozen=True, kw_only=True)
 class Guards:
-    """The settings the doors apply: the apps served (empty: any), who may answer what, how fast a principal may
+    """The settings the doors apply: the apps served (``api.served_apps``), who may answer what, how fast a principal may
     start work, and where a per-invocation webhook may point."""
 
-    app_names: tuple[str, ...] = ()
+    served: ServedApps = field(default_factory=ServedApps)
     approval: ApprovalPolicies = field(default_factory=ApprovalPolicies)
     rate_limits: RateLimits = field(default_factory=RateLimits)
     webhook_guard: WebhookGuard = field(default_factory=WebhookGuard)
@@ -29,7 +30,7 @@ class Guards:
     @classmethod
     def of(cls, settings: Any) -> Guards:
         """The guards of an ``api.settings.ApiSettings``."""
-        return cls(app_names=tuple(settings.app_names), approval=settings.approval,
+        return cls(served=settings.served, approval=settings.policies(),
                    rate_limits=settings.rate_limits, webhook_guard=settings.webhook_guard)
 
     @classmethod
@@ -47,8 +48,7 @@ class Guards:
 
 def check_scope(guards: Guards, caller: Caller, app_name: str, user_id: str) -> None:
     """404 when the app is not served or the caller may not touch this user (indistinguishable on purpose)."""
-    if guards.app_names and app_name not in guards.app_names:
-        raise AppNotFoundError(f"app {app_name!r} is not served here")
+    guards.served.check(app_name)
     if not caller.allows(app_name, user_id):
         raise NotFoundError(f"app {app_name!r} has no user {user_id!r} visible to this key")
 
@@ -62,8 +62,11 @@ async def visible_record(queue: Any, guards: Guards, caller: Caller, invocation_
         record = await queue.get(invocation_id)
     except InvocationNotFoundError:
         raise not_found from None
-    if (guards.app_names and record.app_name not in guards.app_names) or not caller.allows(
-            record.app_name, record.user_id):
+    if not caller.allows(record.app_name, record.user_id):
+        raise not_found
+    if guards.served.follow_workers:
+        guards.served.check(record.app_name)  # the caller may see it: say that no worker serves its app now
+    elif not guards.served.serves(record.app_name):
         raise not_found
     return record
 

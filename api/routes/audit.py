@@ -64,7 +64,7 @@ async def app_audit(
 ) -> AppAuditPage:
     """The app's audit trail by invocation, newest first; only the users the caller may see (a page may then
     hold fewer than ``limit`` and still have a next one). 404 for an app the caller may not see."""
-    if (settings.app_names and app_name not in settings.app_names) or not caller.allows_app(app_name):
+    if not settings.served.serves(app_name) or not caller.allows_app(app_name):
         raise NotFoundError(f"app {app_name!r} not found")
     page = await queue_of(services).app_audit_page(app_name, allows=caller.allows, page_size=limit,
                                                     page_token=page_token)

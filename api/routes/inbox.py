@@ -45,7 +45,7 @@ async def visible_pairs(services: Services, settings: ApiSettings, caller: Calle
                         user: str | None) -> list[tuple[str, str]]:
     """The (app, user) pairs whose parked invocations the caller may see, narrowed by ``app`` and ``user``."""
     client = queue_of(services)  # 503 without a queue, as the other queue routes
-    apps = settings.app_names or await _announced_apps(client)
+    apps = settings.served.names() or await _announced_apps(client)
     apps = [name for name in apps if caller.allows_app(name) and app in (None, name)]
     users = None if caller.grant is None or WILDCARD in caller.grant.users else list(caller.grant.users)
     if user is not None:
@@ -68,7 +68,7 @@ async def inbox_scope(services: Services, settings: ApiSettings, caller: Caller,
     """The caller's inbox, narrowed by ``app`` and ``user``; never reads who the users are when it may see
     them all (the app-wide index has them)."""
     client = queue_of(services)  # 503 without a queue, as the other queue routes
-    apps = settings.app_names or await _announced_apps(client)
+    apps = settings.served.names() or await _announced_apps(client)
     apps = [name for name in apps if caller.allows_app(name) and app in (None, name)]
     if user is None and (caller.grant is None or WILDCARD in caller.grant.users):
         return InboxScope(apps=apps, all_users=True, pairs=[])
@@ -77,7 +77,7 @@ async def inbox_scope(services: Services, settings: ApiSettings, caller: Caller,
 
 
 async def _announced_apps(client: Any) -> list[str]:
-    """With no app list configured (any app is served): the apps the live workers run."""
+    """With no app served by name (an in-process API that accepts any app): the apps the live workers run."""
     return sorted({name for worker in await client.ops.alive_workers() for name in worker.apps})
 
 
@@ -97,7 +97,7 @@ async def get_inbox(
         page, total = await services.queue.inbox.app_wide_page(scope.apps, page_size=limit, page_token=page_token)
     else:
         page, total = await services.queue.inbox.parked_page(scope.pairs, page_size=limit, page_token=page_token)
-    views = [mark_answerable(InvocationOut.from_record(record), record, caller, settings.approval)
+    views = [mark_answerable(InvocationOut.from_record(record), record, caller, settings.policies())
              for record in page.items]
     # Only what the caller may answer (approval rules): a page may hold fewer than ``limit``.
     return InboxPage(invocations=[view for view in views if any(call.answerable for call in view.pending_calls)],
@@ -121,7 +121,7 @@ async def inbox_events(
 
     def visible(app_name: str, user_id: str) -> bool:
         # Not limited to the apps the scope listed: an app whose first worker starts later is followed too.
-        return ((not settings.app_names or app_name in settings.app_names) and app in (None, app_name)
+        return ((settings.served.follow_workers or settings.served.serves(app_name)) and app in (None, app_name)
                 and user in (None, user_id) and caller.allows(app_name, user_id))
 
     async def frames() -> AsyncIterator[bytes]:

@@ -36,5 +36,5 @@ async def list_all_invocations(
     page = await invocations_across(queue_of(services), pairs, status=status, page_size=limit,
                                     page_token=page_token)
     return InvocationList(invocations=[mark_answerable(InvocationOut.from_record(record), record, caller,
-                                                       settings.approval) for record in page.items],
+                                                       settings.policies()) for record in page.items],
                           next_page_token=page.next_page_token)

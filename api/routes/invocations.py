@@ -94,7 +94,7 @@ async def get_invocation(
     """Where the invocation stands: status, pending long-running calls (id, name, args), error; ``notice``
     when it is queued and no alive worker serves its app."""
     record = await visible_record(services, settings, caller, invocation_id)
-    view = mark_answerable(InvocationOut.from_record(record), record, caller, settings.approval)
+    view = mark_answerable(InvocationOut.from_record(record), record, caller, settings.policies())
     view.notice = await waiting_notice(services.queue, record.app_name, record.status)
     return view
 
@@ -167,6 +167,6 @@ async def list_invocations(
         scope.app_name, scope.user_id, status, session_id=session_id, page_size=limit, page_token=page_token
     )
     return InvocationList(invocations=[mark_answerable(InvocationOut.from_record(record), record, scope.caller,
-                                                       settings.approval) for record in page.items],
+                                                       settings.policies()) for record in page.items],
                           next_page_token=page.next_page_token)
 

@@ -62,8 +62,7 @@ async def _scope(client: Any, settings: ApiSettings, caller: Caller) -> tuple[li
     if caller.grant is None or WILDCARD in caller.grant.apps:
         if not settings.app_names and users is None:
             return None, None
-        apps = settings.app_names or await client.ops.announced_apps()
+        apps = settings.served.names() or await client.ops.announced_apps()
     else:
         apps = caller.grant.apps
-    return [name for name in apps if caller.allows_app(name)
-            and (not settings.app_names or name in settings.app_names)], users
+    return [name for name in apps if caller.allows_app(name) and settings.served.serves(name)], users

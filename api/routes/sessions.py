@@ -48,7 +48,7 @@ def session_json(session: Session, *, with_events: bool = True) -> dict[str, Any
 @router.get("/list-apps", response_model=list[str])
 async def list_apps(settings: ApiSettings = Depends(get_settings), caller: Caller = Depends(get_caller)):
     """The apps this API serves that the caller's key may touch."""
-    return sorted(name for name in settings.app_names if caller.allows_app(name))
+    return [name for name in settings.served.names() if caller.allows_app(name)]
 
 
 async def _create(services: Services, scope: UserScope, session_id: str | None, state, events) -> dict:

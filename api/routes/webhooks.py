@@ -69,7 +69,7 @@ def may_see_delivery_errors(caller: Caller) -> bool:
 
 
 def _visible(entry: dict, settings: ApiSettings, caller: Caller) -> bool:
-    return (not settings.app_names or entry["app"] in settings.app_names) and caller.allows(entry["app"],
+    return settings.served.serves(entry["app"]) and caller.allows(entry["app"],
                                                                                           entry["user"])
 
 

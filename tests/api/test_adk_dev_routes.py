@@ -79,7 +79,7 @@ async def test_version_and_app_info_answer_in_adks_shape(memory_services):
     ("GET", "/dev/apps/weather/eval_sets", "evaluations (eval sets, eval runs and their results)"),
     ("POST", "/dev/apps/weather/eval-sets/s/run", "evaluations (eval sets, eval runs and their results)"),
     ("POST", "/dev/apps/weather/builder/save?tmp=true", "the agent builder"),
-    ("GET", "/dev/apps/weather/build_graph", "agent graphs"),
+    ("GET", "/dev/apps/weather/build_graph", "the agent builder's graph (the dev UI draws /dev/apps/{app}/build_graph_image)"),
     ("GET", "/dev/apps/weather/tests", "agent tests"),
     ("GET", "/run_live", "live audio/video runs"),
 ])

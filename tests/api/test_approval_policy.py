@@ -206,3 +206,34 @@ def test_an_approval_declared_beside_require_confirmation_is_read_from_the_app_a
     transfer = merged.rule_for("transfers", "transfer_money")
     assert (transfer.quorum, transfer.principals, transfer.roles) == (2, ["cfo"], ["answer"])
     assert merged.rule_for("transfers", "refund").separation_of_duties is False
+
+
+async def test_an_api_given_no_app_applies_the_approval_a_workers_app_declares_from_the_catalog(redis_url, store):
+    from runtime.agents import LlmAgent
+    from runtime.apps import App
+    from runtime.redis_store.redis_url import redis_client_from_url
+    from runtime.tools import FunctionTool
+    from runtime.tools.approval import Approval
+    from worker.fleet import app_catalog, workers_alive
+
+    def transfer_money(amount: int, to: str) -> str:
+        """Send money."""
+        return f"sent {amount} to {to}"
+
+    declared = App(name="transfers", root_agent=LlmAgent(name="teller", model="scripted", tools=[
+        FunctionTool(transfer_money, require_confirmation=True, approval=Approval(quorum=2))]))
+    with redis_client_from_url(redis_url, asyncio=False) as worker_side:  # the test announces as a worker would
+        app_catalog.publish(worker_side, {"transfers": declared})
+        workers_alive.announce(worker_side, "worker-1", {"apps": ["transfers"]})
+    backed = redis_services(redis_url)
+    app = create_app(ApiSettings(follow_workers=True, keys=parse_keys(KEYS)), backed.services)
+    try:
+        invocation_id, call_id = await _parked_transfer(app, store, "requester")
+        first = await _answer(app, "approver-1", invocation_id, call_id)
+        async with make_client(app, key=SECRETS["auditor"]) as http:
+            info = (await http.get("/apps/transfers/app-info")).json()
+    finally:
+        await backed.aclose()
+    assert (first.status_code, first.json()["status"], first.json()["pendingCalls"][0]["approvals"]) == (
+        202, "parked", ["approver-1"])
+    assert (info["rootAgentName"], list(info["agents"])) == ("teller", ["teller"])

@@ -48,6 +48,8 @@ EXPECTED: dict[str, set[str]] = {
     "GET /ops/summary": OP,
     "GET /webhooks/dead-letters": R | OP, "POST /webhooks/dead-letters/{delivery_id}/redeliver": OP,
     "GET /dev/apps/{app_name}/debug/trace/session/{session_id}": R,
+    "GET /dev/apps/{app_name}/build_graph_image": ANY,
+    "GET /dev/apps/{app_name}/users/{user_id}/sessions/{session_id}/events/{event_id}/graph": R,
     "GET /invocations/{invocation_id}/audit": R | A, "GET /apps/{app_name}/audit": R | OP,
     f"POST {USER}/schedules": E, f"GET {USER}/schedules": R, f"GET {USER}/schedules/{{schedule_id}}": R,
     f"PATCH {USER}/schedules/{{schedule_id}}": E, f"DELETE {USER}/schedules/{{schedule_id}}": E,

@@ -361,9 +361,23 @@ def _workflow_in_the_dev_ui(stack: LocalStack, page: Page, http: httpx.Client) -
     assert ('#1 launch plan person #2 F topic : "launch plan" text : "notes on launch plan" #3 P #4 P ERROR '
             'errorCode : "ValueError" errorMessage : "the spell checker timed out" #5 P #6 P '
             f'"Notes on launch plan." #7 robot_2 bolt adk_request_input {REVIEW_MESSAGE} Form') in shown, shown
-    # The event's detail panel shows its node path (the dev UI reads node_info).
-    assert f"Node Path {WORKFLOW}@1/review@1" in shown
+    # The selected event's graph: the workflow's nodes and routed edges, drawn by the dev UI from agentq's
+    # /dev/apps/{app}/build_graph_image (before, it said "Graph is not available for this agent"); the nodes the
+    # invocation went through are marked by the dev UI from the events' node paths.
+    node = f"//*[local-name()='svg']//*[local-name()='g'][{_has_class('node')}]"
+    _wait_for(lambda: page.driver.find_elements("xpath", f"{node}/*[local-name()='title'][.='review']"), "the graph")
+    labels = [e.get_attribute("textContent") for e in page.driver.find_elements("xpath", f"{node}/*[local-name()='text']")]
+    not_run = "Not run in this invocation"  # the dev UI's own mark on a node no event of the invocation reached
+    assert [label.removesuffix(not_run) for label in labels] == [
+        "START", "fetch", "polish", "review", "decide", "publish", "revise"], labels
+    assert [label.endswith(not_run) for label in labels] == [False] * 4 + [True] * 3, labels
+    assert "Graph is not available" not in page.text()
+    page.shoot("1a-workflow-graph")
+    # The event's detail panel (its info tab) shows its node path (the dev UI reads node_info).
+    page.find("//div[contains(@class, 'vertical-tabs-sidebar')]//button[.//mat-icon[normalize-space()='info']]").click()
+    _wait_for(lambda: f"Node Path {WORKFLOW}@1/review@1" in " ".join(page.text().split()), "the event's node path")
     page.shoot("1-workflow-parked-on-request-input")
+
 
     # The payload tab shows what the request is about.
     form.find_element("xpath", f".//div[{_has_class('tab-link')}][normalize-space()='Payload']").click()

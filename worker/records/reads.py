@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from runtime.redis_store import keys
 from runtime.redis_store.codec import text
 from worker.config import shards
+from worker.fleet import app_catalog
 from worker.fleet.workers_alive import AliveWorker, alive_workers, announced_apps
 from worker.records import inbox, inbox_feed
 from worker.records.status_counts import count_by_status, count_underflows
@@ -51,6 +52,10 @@ class OpsReads:
     async def announced_apps(self) -> list[str]:
         """The apps of every worker that announced itself, alive or not (``worker.fleet.workers_alive.announced_apps``)."""
         return await announced_apps(self._store.redis)
+
+    async def app_catalog(self, app_names: list[str]) -> dict[str, dict[str, Any]]:
+        """What the workers wrote about ``app_names``: ``{app: {info, approval}}`` (``worker.fleet.app_catalog``)."""
+        return await app_catalog.read_entries(self._store.redis, app_names)
 
     async def alive_recently(self) -> list[AliveWorker]:
         """The workers alive, read at most once per ``ALIVE_FRESH_S``."""

@@ -16,7 +16,7 @@ from typing import Any
 from celery import signals
 
 from runtime.tracing import otel_setup
-from worker.fleet import workers_alive
+from worker.fleet import app_catalog, workers_alive
 from worker.running import host as worker_host
 from worker.running.process_tuning import tune_worker_process
 
@@ -47,6 +47,8 @@ def attach(app: Any, build_host: Callable[[str], worker_host.WorkerHost]) -> Non
         # the layout tells a starting process of another release that this one is alive (worker.migrate)
         entry = {"pid": os.getpid(), "apps": sorted(host.apps), "started_at": time.time(), "layout": LAYOUT_VERSION}
         with _store_client(host) as client:
+            # described first: an API that sees the announcement serves the app, and reads its description then
+            app_catalog.publish(client, host.apps)
             workers_alive.announce(client, host.config.worker_name, entry)  # alive (beating) once announced
         log.info("worker %s: ready", host.config.worker_name)
 

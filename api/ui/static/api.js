@@ -64,9 +64,61 @@ export function describe(error) {
   return "Cannot reach the agentq API: check the network or that the server is running.";
 }
 
-/** Read an SSE route, calling onFrame({id, event, data}) per frame, until the server ends the stream. */
+// A page the person is not looking at holds no stream open. Over HTTP/1.1 a browser opens at most 6 connections
+// to one host, and every open page keeps one stream: a page left for the back-forward cache keeps its stream
+// too, so after a few pages visited in one tab (or a few tabs) the next page's requests queued behind them for
+// about a minute. So a stream is closed when its page is put away (pagehide) or its tab hidden, and opened again
+// when the page shows (pageshow, from the cache or not; visibilitychange): the views' loops below resume where
+// they were (an invocation after its last entry, the inbox reads its list again). Closing per page, rather than
+// sharing one stream between tabs (BroadcastChannel, SharedWorker), because each tab follows its own view with
+// its own key (sessionStorage is per tab): there is no one stream to share, and a hidden tab needs none.
+const presence = { away: false, closing: new AbortController(), waiting: [] };
+
+function putAway() {
+  if (presence.away) return;
+  presence.away = true;
+  presence.closing.abort();
+}
+
+function bringBack() {
+  if (!presence.away) return;
+  presence.away = false;
+  presence.closing = new AbortController();
+  presence.waiting.splice(0).forEach((wake) => wake());
+}
+
+window.addEventListener("pagehide", putAway);
+window.addEventListener("pageshow", () => { if (!document.hidden) bringBack(); });
+document.addEventListener("visibilitychange", () => (document.hidden ? putAway() : bringBack()));
+
+/** Resolves once the page is shown (at once when it is), or when ``signal`` aborts. */
+function shown(signal) {
+  if (!presence.away || signal?.aborted) return Promise.resolve();
+  return new Promise((resolve) => {
+    presence.waiting.push(resolve);
+    signal?.addEventListener("abort", resolve, { once: true });
+  });
+}
+
+/** True when ``error`` is a stream closed because its page was put away (not a failure to report). */
+const putAwayError = (error, signal) => error?.name === "AbortError" && !signal.aborted;
+
+/** An AbortSignal that aborts with either of two. */
+function either(one, other) {
+  if (AbortSignal.any) return AbortSignal.any([one, other]);
+  const both = new AbortController();
+  for (const signal of [one, other]) signal.addEventListener("abort", () => both.abort(), { once: true });
+  if (one.aborted || other.aborted) both.abort();
+  return both.signal;
+}
+
+/** Read an SSE route, calling onFrame({id, event, data}) per frame, until the server ends the stream (or the
+ * page is put away: it then rejects with an AbortError while ``signal`` is not aborted). */
 export async function stream(path, onFrame, signal) {
-  const response = await fetch(path, { signal, cache: "no-store", headers: headers({ Accept: "text/event-stream" }) });
+  await shown(signal);
+  if (signal.aborted) throw new DOMException("stopped", "AbortError");
+  const response = await fetch(path, { signal: either(signal, presence.closing.signal), cache: "no-store",
+    headers: headers({ Accept: "text/event-stream" }) });
   if (!response.ok) throw await failure(response);
   if (response.status === 204) return; // nothing more will come (resumed after a final invocation's last entry)
   const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
@@ -128,6 +180,7 @@ export async function followInvocation(id, { onFrame, onRecord, onTrouble = () =
       if (FINAL.has(record.status)) return record;
     } catch (error) {
       if (signal.aborted) return null;
+      if (putAwayError(error, signal)) continue; // reopened (after its last entry) once the page shows
       onTrouble(error);
       if (error instanceof ApiError && [401, 404].includes(error.status)) return null;
       await sleep(delay, signal);
@@ -145,6 +198,7 @@ export async function keepReading(path, onFrame, { onTrouble = () => {}, signal 
       await stream(path, (frame) => { onTrouble(null); delay = 500; onFrame(frame); }, signal);
     } catch (error) {
       if (signal.aborted) return;
+      if (putAwayError(error, signal)) continue; // reopened once the page shows
       onTrouble(error);
       if (error instanceof ApiError && error.status === 401) return;
     }

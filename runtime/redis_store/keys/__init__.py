@@ -78,6 +78,7 @@ from .webhooks import (
     webhook_stats,
 )
 from .workers import (
+    app_catalog,
     run_backlog,
     workers,
     workers_alive,
@@ -133,6 +134,7 @@ __all__ = [
     "retention_due",
     "workers",
     "workers_alive",
+    "app_catalog",
     "run_backlog",
     "webhook_due",
     "webhook_outbox",

@@ -21,3 +21,10 @@ def run_backlog(app_name: str) -> str:
     """String with a TTL: set while a worker keeps the app's run queue paused (its jobs wait in the broker on
     purpose), so the reapers postpone rather than re-send the app's unclaimed jobs (``worker.queues.backlog``)."""
     return f"{PREFIX}{app_tag(app_name)}:run_backlog"
+
+
+def app_catalog() -> str:
+    """Hash: app name -> JSON {info, approval}: what an API needs to serve an app no ``--app`` named (its ADK
+    AppInfo and the approval rules its tools declare), written by each worker serving it when it announces
+    itself (``worker.fleet.app_catalog``)."""
+    return f"{PREFIX}app_catalog"
