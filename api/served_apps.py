@@ -1,9 +1,11 @@
 """Which apps the API serves: those it was started with, and every app an alive worker announces.
 
-``agentq api`` follows the workers: an app is served while some worker that beat within ``ALIVE_S``
-(``worker.fleet.workers_alive``) announced it, so a worker started with a new ``--app`` is served at once and an
-API restart is never needed; ``--app`` on the API is optional (its apps are served even before any worker runs
-them). What the API needs from an app's code, it reads from the catalog the workers write
+``agentq api`` follows the workers: an app is served once some worker has announced it (``worker.fleet.
+workers_alive``) and wrote it in the app catalog, so a worker started with a new ``--app`` is served at once and
+an API restart is never needed; ``--app`` on the API is optional (its apps are served even before any worker runs
+them). An app stays served while none of its workers is alive (a deploy restarting them all, a crash): this is a
+queue, so its jobs and answers wait for the next worker, and the enqueue reply carries the no-worker notice;
+reading its invocations never depends on a worker either. Only a name no worker ever announced is refused. What the API needs from an app's code, it reads from the catalog the workers write
 (``worker.fleet.app_catalog``): the AppInfo and the approval rules the tools declare. The API never imports it.
 
 The set is read through the client at most once per ``FRESH_S`` while requests come (an idle API reads
@@ -40,6 +42,7 @@ class ServedApps:
         self.configured = tuple(configured)
         self.follow_workers = follow_workers
         self._announced: frozenset[str] = frozenset()
+        self._known: frozenset[str] = frozenset()  # every app in the catalog: some worker announced it once
         self._workers: frozenset[str] = frozenset()
         self._catalog: dict[str, dict[str, Any]] = {}
         self._declared: dict[str, dict[str, ApprovalRule]] = {}
@@ -54,11 +57,12 @@ class ServedApps:
 
     def names(self) -> list[str]:
         """The apps served now, sorted (empty when ``serves_any``: no list to show)."""
-        return sorted({*self.configured, *self._announced})
+        return sorted({*self.configured, *self._announced, *self._known})
 
     def serves(self, app_name: str) -> bool:
         """True when ``app_name`` is served now."""
-        return self.serves_any or app_name in self.configured or app_name in self._announced
+        return (self.serves_any or app_name in self.configured or app_name in self._announced
+                or app_name in self._known)
 
     def check(self, app_name: str) -> None:
         """AppNotFoundError (404) naming ``app_name`` and why, when it is not served now."""
@@ -69,7 +73,7 @@ class ServedApps:
         """Why ``app_name`` is not served, for an error message."""
         if not self.follow_workers:
             return f"app {app_name!r} is not served here"
-        return (f"app {app_name!r} is not served here: no alive worker serves it (start one: agentq worker --app "
+        return (f"app {app_name!r} is not served here: no worker has announced it (start one: agentq worker --app "
                 f"MODULE:ATTR, for an App named {app_name!r})")
 
     def info(self, app_name: str) -> dict[str, Any] | None:
@@ -120,9 +124,11 @@ class ServedApps:
         workers = await (queue.ops.alive_workers() if now else queue.ops.alive_recently())
         announced = frozenset(app for worker in workers for app in worker.apps)
         names = frozenset(worker.name for worker in workers)
-        if announced != self._announced or names != self._workers:
-            # a worker started or stopped: it may have written a newer description of its apps
-            self._catalog = await queue.ops.app_catalog(sorted(announced))
+        if now or announced != self._announced or names != self._workers:
+            # a worker started or stopped: it may have written a newer description of its apps (the whole
+            # catalog is read: an app whose workers are all down stays served, see the module's docstring)
+            self._catalog = await queue.ops.app_catalog(None)
+            self._known = frozenset(self._catalog)
             self._declared = {app: rules for app, entry in self._catalog.items()
                               if (rules := parse_declared(entry.get("approval") or {}))}
             self._merged = None

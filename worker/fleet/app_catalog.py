@@ -84,13 +84,18 @@ def publish(client: Any, apps: dict[str, Any]) -> None:
         client.hset(keys.app_catalog(), mapping={name: json.dumps(catalog_entry(app)) for name, app in apps.items()})
 
 
-async def read_entries(redis: Any, app_names: list[str]) -> dict[str, dict[str, Any]]:
-    """The entries of ``app_names`` that a worker wrote, by name (``redis``: any redis.asyncio client)."""
-    if not app_names:
+async def read_entries(redis: Any, app_names: list[str] | None) -> dict[str, dict[str, Any]]:
+    """The entries of ``app_names`` (None: every app) that a worker wrote, by name (``redis``: any
+    redis.asyncio client)."""
+    if app_names is None:
+        found = await redis.hgetall(keys.app_catalog())
+        pairs = [(_text(name), raw) for name, raw in found.items()]
+    elif not app_names:
         return {}
-    replies = await redis.hmget(keys.app_catalog(), app_names)
+    else:
+        pairs = list(zip(app_names, await redis.hmget(keys.app_catalog(), app_names), strict=True))
     entries = {}
-    for name, raw in zip(app_names, replies, strict=True):
+    for name, raw in pairs:
         try:
             entry = json.loads(raw) if raw else None
         except ValueError:
@@ -137,3 +142,7 @@ def _tools(agent: LlmAgent) -> list[dict[str, Any]]:
             tools.append({"functionDeclarations": [declaration.model_dump(mode="json", by_alias=True,
                                                                           exclude_none=True)]})
     return tools
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)

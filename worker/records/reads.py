@@ -53,8 +53,8 @@ class OpsReads:
         """The apps of every worker that announced itself, alive or not (``worker.fleet.workers_alive.announced_apps``)."""
         return await announced_apps(self._store.redis)
 
-    async def app_catalog(self, app_names: list[str]) -> dict[str, dict[str, Any]]:
-        """What the workers wrote about ``app_names``: ``{app: {info, approval}}`` (``worker.fleet.app_catalog``)."""
+    async def app_catalog(self, app_names: list[str] | None) -> dict[str, dict[str, Any]]:
+        """What the workers wrote about ``app_names`` (None: every app): ``{app: {info, approval}}`` (``worker.fleet.app_catalog``)."""
         return await app_catalog.read_entries(self._store.redis, app_names)
 
     async def alive_recently(self) -> list[AliveWorker]:
