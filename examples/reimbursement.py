@@ -85,7 +85,10 @@ def scripted_reimbursement(request: LlmRequest):
 
 
 class ManagerDecision(BaseModel):
-    """The manager's answer to ``ask_for_approval``: the server refuses any other shape (400 naming the field)."""
+    """The manager's decision on the claim."""
+
+    # ask_for_approval's answer_schema: the server refuses an answer of any other shape (400 naming the field);
+    # the docstring above becomes the JSON Schema's description.
 
     status: Literal["approved", "rejected"]
     note: str | None = Field(default=None, max_length=500)
