@@ -1,15 +1,17 @@
 """Reimbursements with human approval: small claims are paid at once, large ones wait for a manager.
 
 ``ask_for_approval`` is a LongRunningFunctionTool: it returns a pending ticket, the model tells the user,
-and the invocation parks. A manager's FunctionResponse (``{"status": "approved"}``) resumes the same
-invocation, and the agent pays. Run a worker with ``agentq worker --app examples.reimbursement:app``.
+and the invocation parks. A manager's FunctionResponse (``{"status": "approved"}``; the tool declares that
+shape, so ``/ui`` shows Approve and Reject buttons) resumes the same invocation, and the agent pays. Run a worker with ``agentq worker --app examples.reimbursement:app``.
 """
 
 from __future__ import annotations
 
 import re
+from typing import Literal
 
 from google.genai import types
+from pydantic import BaseModel, Field
 
 from runtime.agents import LlmAgent
 from runtime.apps import App
@@ -82,6 +84,23 @@ def scripted_reimbursement(request: LlmRequest):
     return f"The manager did not approve ${args.get('amount', 0):.2f} for {args.get('purpose')}."
 
 
+class ManagerDecision(BaseModel):
+    """The manager's decision on the claim."""
+
+    # ask_for_approval's answer_schema: the server refuses an answer of any other shape (400 naming the field);
+    # the docstring above becomes the JSON Schema's description.
+
+    status: Literal["approved", "rejected"]
+    note: str | None = Field(default=None, max_length=500)
+
+
+approval_tool = LongRunningFunctionTool(
+    func=ask_for_approval,
+    answer_schema=ManagerDecision,
+    # /ui shows these as one-click buttons (and a form for the schema) instead of a JSON box
+    quick_answers={"Approve": {"status": "approved"}, "Reject": {"status": "rejected"}},
+)
+
 model = pick_model(scripted_reimbursement)
 
 root_agent = LlmAgent(
@@ -93,7 +112,7 @@ root_agent = LlmAgent(
         "Otherwise call ask_for_approval; when it answers pending, tell the user the ticket and that you "
         "will pay once approved. When the approval comes back approved, call reimburse; if rejected, say so."
     ),
-    tools=[reimburse, LongRunningFunctionTool(func=ask_for_approval)],
+    tools=[reimburse, approval_tool],
 )
 
 app = App(name="reimbursement", root_agent=root_agent)

@@ -206,14 +206,12 @@ def test_a_key_sees_only_its_own_users_items_and_a_wrong_key_is_refused_in_words
         assert users and set(users) == {"user alice"}
         assert not approver.driver.find_elements("xpath", f"//li[@data-invocation='{bobs}']")
 
-        # A long-running call without a schema is answered with raw JSON, checked before it is sent.
-        answer = item.find_element("xpath", ".//textarea")
-        answer.send_keys("[1, 2]")
-        item.find_element("xpath", ".//button[normalize-space()='Send JSON answer']").click()
-        assert "must be a JSON object" in item.find_element("xpath", ".//p[@role='alert']").text
-        answer.clear()
-        answer.send_keys('{"status": "approved"}')
-        item.find_element("xpath", ".//button[normalize-space()='Send JSON answer']").click()
+        # The reimbursement's approval declares its answer (answer_schema, quick_answers): one-click buttons,
+        # no JSON box to type into.
+        assert item.find_elements("xpath", ".//textarea") == []
+        quick = item.find_elements("xpath", ".//div[contains(@class, 'quick-answers')]/button")
+        assert [button.text for button in quick] == ["Approve", "Reject"]
+        quick[0].click()
         assert "Paid $800.00 for a chair." in approver.answered(alices, "completed").text
 
         approver.driver.get(f"{approver.base_url}/ui#/invocations/{bobs}")  # another user's: as if it did not exist
