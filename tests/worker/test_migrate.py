@@ -192,3 +192,27 @@ def test_a_worker_refuses_to_start_beside_a_worker_of_the_previous_release(redis
     done = _agentq(redis_url, "worker", "--app", "tests.worker.apps:approval_app")
     assert done.returncode == 2, done
     assert "old-w (layout 0)" in done.stderr and f"this code is layout {LAYOUT_VERSION}" in done.stderr
+
+
+def _plain_celery_worker(redis_url: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "celery", "-A", "worker.celery_main", "worker", "-n", "plain@here",
+                           "--pool", "solo"], capture_output=True, text=True, timeout=120, cwd=ROOT,
+                          env={**os.environ, "AGENTQ_REDIS_URL": redis_url, "PYTHONPATH": str(ROOT),
+                               "AGENTQ_APPS": "tests.worker.apps:approval_app", "AGENTQ_WEBHOOKS_UNSIGNED": "1",
+                               **(env or {})})
+
+
+def test_a_plain_celery_worker_refuses_a_store_of_a_newer_layout_naming_both_versions(redis_url, sync_client):
+    sync_client.hset(layout_key(), "version", LAYOUT_VERSION + 1)
+    done = _plain_celery_worker(redis_url)
+    assert done.returncode == 2, done
+    assert f"version {LAYOUT_VERSION + 1}, newer than this code's {LAYOUT_VERSION}" in done.stderr, done.stderr
+    assert sync_client.hlen(keys.workers()) == 0  # it never announced itself
+
+
+def test_a_plain_celery_worker_refuses_an_older_store_when_migrating_at_start_is_off(redis_url, sync_client):
+    sync_client.hset("agentq:{app/ann}:i:e-old", mapping={"app_name": "app", "user_id": "ann", "status": "parked",
+                                                          "created_at": "1.5", "session_id": "s"})
+    done = _plain_celery_worker(redis_url, env={"AGENTQ_MIGRATE_AT_START": "off"})
+    assert done.returncode == 2, done
+    assert f"version 0, older than this code's {LAYOUT_VERSION}" in done.stderr, done.stderr
