@@ -79,3 +79,38 @@ async def test_a_reaper_pass_does_the_rest_of_its_batch_when_an_old_shape_or_van
     broker.sent.clear()
     assert await reap_once(store) == 0  # not looked at again before then
     assert broker.sent == []
+
+
+async def test_a_webhook_pass_delivers_the_rest_of_its_batch_beside_an_unreadable_and_an_old_shape_entry(redis_url):
+    from api.routes.webhooks import DeadLetterOut
+    from worker.webhooks import outbox
+    from worker.webhooks.deliverer import WebhookDeliverer
+
+    from .test_webhooks import Receiver, _cancelled_with_webhook, _fast
+
+    hook = Receiver().start()
+    store = InvocationStore(redis_url)
+    deliverer = WebhookDeliverer(store, _fast())
+    try:
+        good = await _cancelled_with_webhook(store, hook.url)
+        redis = store.redis
+        # an entry that is not JSON at all, and one of an older shape (no session, calls or url), both due first
+        old = {"id": "e-old-1", "event": "completed", "inv": "e-old", "app": "weather", "user": "ann",
+               "status": "completed", "error": "", "reason": "", "at": "1.5", "attempts": 0}
+        await redis.hset(keys.webhook_outbox(), mapping={"e-junk-1": "{not json", "e-old-1": json.dumps(old)})
+        await redis.zadd(keys.webhook_due(), {"e-junk-1": 1, "e-old-1": 2})
+
+        assert await deliverer.deliver_due() == 2  # the good one and the old one: each on its own
+
+        assert [json.loads(body)["data"]["invocationId"] for _, body in hook.requests] == [good]
+        [dead], _ = await outbox.dead_letters(redis, limit=10)
+        assert dead["id"] == "e-old-1" and "KeyError" in dead["last_error"], dead
+        assert DeadLetterOut.from_entry(dead).invocation_id == "e-old"  # still shown by GET /webhooks/dead-letters
+        # the unreadable one is left in the outbox (held like any claimed entry), for a person to see in the log
+        assert await redis.hget(keys.webhook_outbox(), "e-junk-1") == "{not json"
+        assert await redis.zscore(keys.webhook_due(), "e-junk-1") > time.time() * 1000
+        assert (await outbox.stats(redis))["pending"] == 1
+    finally:
+        await deliverer.aclose()
+        await store.aclose()
+        hook.stop()
