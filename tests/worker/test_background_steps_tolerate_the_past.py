@@ -114,3 +114,30 @@ async def test_a_webhook_pass_delivers_the_rest_of_its_batch_beside_an_unreadabl
         await deliverer.aclose()
         await store.aclose()
         hook.stop()
+
+
+async def test_a_scheduler_pass_fires_the_other_due_schedules_when_one_of_an_old_shape_fails(redis_url):
+    from worker.client import AgentqClient
+    from worker.schedules import Scheduler
+    from worker.schedules.clock import RETRY_FAILED_S
+    from worker.schedules.firing import due_member
+
+    client = AgentqClient(redis_url)
+    try:
+        good = await client.schedules.create("weather", "ann", {"intervalS": 60, "newMessage": "hi"})
+        redis = client._store.redis
+        old = due_member("weather", "ann", "old")  # a schedule whose spec this release does not read
+        await redis.hset(keys.schedule("weather", "ann", "old"), mapping={"spec": "{\"everyFortnight\": true}",
+                                                                          "rev": "1", "next_tick": "1000"})
+        await redis.zadd(keys.schedules_due(), {"[not json": 1, old: 2, due_member("weather", "ann", good.id): 3})
+        scheduler = Scheduler(client._store)
+        before_ms = int(time.time() * 1000)
+
+        await scheduler.fire_due()
+
+        assert scheduler.fired == 1  # the good one, behind the two that failed
+        assert len(await redis.zrange(keys.schedule_runs("weather", "ann", good.id), 0, -1)) == 1
+        for member in ("[not json", old):  # kept, looked at again later instead of blocking the head of the set
+            assert await redis.zscore(keys.schedules_due(), member) >= before_ms + RETRY_FAILED_S * 1000
+    finally:
+        await client.aclose()

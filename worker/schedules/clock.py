@@ -10,6 +10,7 @@ import time
 from typing import TYPE_CHECKING
 
 from runtime.redis_store import keys
+from runtime.redis_store.availability import is_store_unavailable
 from worker.schedules.store import ScheduleStore
 
 if TYPE_CHECKING:
@@ -22,6 +23,9 @@ POLL_S = 0.25
 
 BATCH = 100
 """Due schedules taken per look."""
+
+RETRY_FAILED_S = 60.0
+"""How soon a due schedule whose firing failed (a shape this code does not read) is looked at again."""
 
 
 class Scheduler:
@@ -59,8 +63,18 @@ class Scheduler:
         due = await self.store.mux.execute_command("ZRANGEBYSCORE", keys.schedules_due(), "-inf", now_ms,
                                                    "LIMIT", 0, BATCH)
         for member in due:
-            app, user, schedule_id = json.loads(member)
-            invocation_id = await self.schedules.fire_due(app, user, schedule_id, now_ms)
+            try:
+                app, user, schedule_id = json.loads(member)
+                invocation_id = await self.schedules.fire_due(app, user, schedule_id, now_ms)
+            except Exception as exc:
+                if is_store_unavailable(exc):
+                    raise  # the pass's failure, not this schedule's: run() retries it
+                # a schedule of a shape this code does not read fails alone: looked at later, the others fire now
+                log.error("scheduler %s: due schedule %r failed (looked at again in %gs): %s: %s", self.name,
+                          member, RETRY_FAILED_S, type(exc).__name__, exc)
+                await self.store.mux.execute_command("ZADD", keys.schedules_due(), "XX",
+                                                     now_ms + int(RETRY_FAILED_S * 1000), member)
+                continue
             if invocation_id is not None:
                 self.fired += 1
                 log.info("scheduler %s: schedule %s enqueued %s", self.name, schedule_id, invocation_id)
