@@ -38,5 +38,6 @@ end
 -- LT: an older layout's entry (its creation plus its own retention) moves up to this layout's due time
 done[4] = redis.call('ZADD', KEYS[5], 'LT', 'CH', due, ARGV[1])
 done[5] = status
-done[6] = redis.call('HGET', KEYS[1], 'session_id') or ''
+-- its session only where the caller looks for its lease: a running record
+done[6] = status == 'running' and (redis.call('HGET', KEYS[1], 'session_id') or '') or ''
 return done
