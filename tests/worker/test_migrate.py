@@ -192,3 +192,59 @@ def test_a_worker_refuses_to_start_beside_a_worker_of_the_previous_release(redis
     done = _agentq(redis_url, "worker", "--app", "tests.worker.apps:approval_app")
     assert done.returncode == 2, done
     assert "old-w (layout 0)" in done.stderr and f"this code is layout {LAYOUT_VERSION}" in done.stderr
+
+
+def _plain_celery_worker(redis_url: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "celery", "-A", "worker.celery_main", "worker", "-n", "plain@here",
+                           "--pool", "solo"], capture_output=True, text=True, timeout=120, cwd=ROOT,
+                          env={**os.environ, "AGENTQ_REDIS_URL": redis_url, "PYTHONPATH": str(ROOT),
+                               "AGENTQ_APPS": "tests.worker.apps:approval_app", "AGENTQ_WEBHOOKS_UNSIGNED": "1",
+                               **(env or {})})
+
+
+def test_a_plain_celery_worker_refuses_a_store_of_a_newer_layout_naming_both_versions(redis_url, sync_client):
+    sync_client.hset(layout_key(), "version", LAYOUT_VERSION + 1)
+    done = _plain_celery_worker(redis_url)
+    assert done.returncode == 2, done
+    assert f"version {LAYOUT_VERSION + 1}, newer than this code's {LAYOUT_VERSION}" in done.stderr, done.stderr
+    assert sync_client.hlen(keys.workers()) == 0  # it never announced itself
+
+
+def test_a_plain_celery_worker_refuses_an_older_store_when_migrating_at_start_is_off(redis_url, sync_client):
+    sync_client.hset("agentq:{app/ann}:i:e-old", mapping={"app_name": "app", "user_id": "ann", "status": "parked",
+                                                          "created_at": "1.5", "session_id": "s"})
+    done = _plain_celery_worker(redis_url, env={"AGENTQ_MIGRATE_AT_START": "off"})
+    assert done.returncode == 2, done
+    assert f"version 0, older than this code's {LAYOUT_VERSION}" in done.stderr, done.stderr
+
+
+async def test_a_running_record_the_previous_releases_sigterm_left_with_no_worker_is_sent_to_run_again_once(
+        store, sync_client):
+    from worker.fleet.reaper import reap_once
+
+    for session in ("orphan", "held"):
+        await store.create_session("app", "ann", session)
+    orphan = await store.enqueue("app", "ann", "orphan", "hi", None, None)
+    held = await store.enqueue("app", "ann", "held", "hi", None, None)
+    # what the previous release's hand-back at SIGTERM leaves when its re-sent run job is lost with the stopping
+    # worker: the record `running`, handed back, no lease and no reaper entry
+    for invocation_id in (orphan, held):
+        sync_client.hset(keys.invocation("app", "ann", invocation_id),
+                         mapping={"status": "running", "handed_back": 1, "worker": "old-w"})
+        sync_client.hdel(keys.invocation("app", "ann", invocation_id), "counted")
+    sync_client.set(keys.session_lease("app", "ann", "held"), "a live worker's token")  # this one is held
+    sync_client.delete(keys.dispatch_due(), keys.lease_expiries(), keys.status_counts(), layout_key())
+
+    report = migrate.migrate_store(sync_client, retention_s=3600, owner="test")
+    assert report.requeued == 1
+    assert "  1 running one(s) no worker held sent to run again" in report.lines()
+    assert sync_client.zscore(keys.dispatch_due(), held) is None
+    broker = RecordingCelery()
+    reaper = InvocationStore(store.redis_url, celery_app=broker)
+    try:
+        await reap_once(reaper)
+        await reap_once(reaper)
+    finally:
+        await reaper.aclose()
+    assert broker.sent == [orphan]  # sent once: the reaper's ZREM took its entry
+    assert migrate.migrate_store(sync_client, retention_s=3600, owner="test") is None  # migrated: never again

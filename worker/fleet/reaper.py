@@ -62,25 +62,58 @@ async def _reap_shard(store: InvocationStore, shard: str) -> int:
     pipe.zrangebyscore(keys.dispatch_due(shard), "-inf", int(now * 1000), start=0, num=BATCH)
     pipe.zrangebyscore(keys.call_deadlines(shard), "-inf", now, start=0, num=BATCH)
     dead, overdue, expired = await pipe.execute()
+    failed: list[tuple[str, str, float]] = []  # (set, member, score to look again at)
     acted = 0
     for invocation_id in dead:
         if await redis.zrem(keys.lease_expiries(shard), invocation_id):
-            if await _resend(store, invocation_id):
-                log.warning("invocation %s: lease expired (worker gone?), sending its run job again", invocation_id)
             acted += 1
+            if not await _isolated(_resend_dead(store, invocation_id), "lease expiry", invocation_id):
+                failed.append((keys.lease_expiries(shard), invocation_id, _ms(now + RETRY_FAILED_S)))
     for invocation_id in overdue:
         if await redis.zrem(keys.dispatch_due(shard), invocation_id):
-            if await backlog.postponed(store, invocation_id):  # waiting in a queue held back on purpose, not lost
-                continue
-            if await _resend(store, invocation_id):
-                log.info("invocation %s: run job not claimed in time, sending it again", invocation_id)
             acted += 1
+            if not await _isolated(_resend_overdue(store, invocation_id), "dispatch watchdog", invocation_id):
+                failed.append((keys.dispatch_due(shard), invocation_id, _ms(now + RETRY_FAILED_S)))
     for member in expired:
         if await redis.zrem(keys.call_deadlines(shard), member):
-            invocation_id, _, call_id = member.partition(" ")
-            await _expire_call(store, invocation_id, call_id)
             acted += 1
+            invocation_id, _, call_id = member.partition(" ")
+            if not await _isolated(_expire_call(store, invocation_id, call_id), "call deadline", member):
+                failed.append((keys.call_deadlines(shard), member, now + RETRY_FAILED_S))  # seconds, like its scores
+    if failed:  # each one's entry back, later: its failure is its own, and it is not lost
+        await store.batch(*[("ZADD", key, score, member) for key, member, score in failed])
     return acted
+
+
+RETRY_FAILED_S = 60.0
+"""How soon an entry whose step failed (a record of a shape this code does not expect) is looked at again."""
+
+
+async def _isolated(step, what: str, member: str) -> bool:
+    """Run one entry's step; False (logged, naming the entry) when it failed, so the rest of the batch goes on."""
+    try:
+        await step
+    except Exception as exc:
+        log.error("reaper: the %s step of %r failed (looked at again in %gs): %s: %s", what, member, RETRY_FAILED_S,
+                  type(exc).__name__, exc)
+        return False
+    return True
+
+
+async def _resend_dead(store: InvocationStore, invocation_id: str) -> None:
+    if await _resend(store, invocation_id):
+        log.warning("invocation %s: lease expired (worker gone?), sending its run job again", invocation_id)
+
+
+async def _resend_overdue(store: InvocationStore, invocation_id: str) -> None:
+    if await backlog.postponed(store, invocation_id):  # waiting in a queue held back on purpose, not lost
+        return
+    if await _resend(store, invocation_id):
+        log.info("invocation %s: run job not claimed in time, sending it again", invocation_id)
+
+
+def _ms(seconds: float) -> int:
+    return int(seconds * 1000)
 
 
 NOT_RUNNABLE = FINAL | {"parked"}

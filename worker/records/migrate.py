@@ -63,6 +63,7 @@ class MigrationReport:
     indexed: int = 0
     persisted: int = 0
     due: int = 0
+    requeued: int = 0
     vanished: int = 0
     moved: dict[str, int] = field(default_factory=dict)
     seconds: float = 0.0
@@ -79,7 +80,8 @@ class MigrationReport:
                f"  {self.counted} counted in the status counts (the others were counted already)",
                f"  {self.indexed} parked one(s) added to the app-wide parked index",
                f"  {self.persisted} TTL(s) taken off and handed to retention",
-               f"  {self.due} retention entr(y/ies) added"]
+               f"  {self.due} retention entr(y/ies) added",
+               f"  {self.requeued} running one(s) no worker held sent to run again"]
         out += [f"  {count} entr(y/ies) of {name!r} moved to their shards" for name, count in self.moved.items()]
         pace = self.per_100k_s()
         out.append(f"  {self.seconds:.2f}s" + (f", {pace:.1f}s per 100,000 invocations" if pace is not None else ""))
@@ -141,8 +143,7 @@ def require_layout(url: str, *, who: str, retention_s: float, migrate: bool | No
         if older:
             raise LayoutError(
                 f"worker(s) of another release are alive on this store: {', '.join(older)}; this code is "
-                f"layout {LAYOUT_VERSION} and does not run beside them: stop them first (README, Deployment: "
-                "upgrading)")
+                f"layout {LAYOUT_VERSION} and does not run beside them: stop them first (docs/upgrading.md)")
         if version == LAYOUT_VERSION:
             return
         if not (migrate_at_start() if migrate is None else migrate):
@@ -262,16 +263,51 @@ def _migrate_records(client, record_keys: list[str], report: MigrationReport, *,
         for script_keys, args in commands:
             pipe.evalsha(MIGRATE_RECORD.sha, len(script_keys), *script_keys, *args)
         replies = pipe.execute()
-    for reply in replies:
+    running: list[tuple[str, str, str, str]] = []
+    for key, reply in zip(record_keys, replies, strict=True):
         report.records += 1
         if not reply:
             report.vanished += 1
             continue
-        counted, indexed, persisted, due = (int(value) for value in reply)
+        counted, indexed, persisted, due = (int(value) for value in reply[:4])
         report.counted += counted
         report.indexed += indexed
         report.persisted += persisted
         report.due += due
+        if _text(reply[4]) == "running":
+            app, user, invocation_id = _owner(key)
+            running.append((app, user, _text(reply[5]), invocation_id))
+    report.requeued += _requeue_unheld(client, running, now_ms=now_ms, cluster=cluster)
+
+
+def _requeue_unheld(client, running: list[tuple[str, str, str, str]], *, now_ms: int, cluster: bool) -> int:
+    """Running records no worker holds a lease on (the previous release's SIGTERM hand-back leaves one so when
+    its re-sent run job is lost with the stopping worker): their dispatch-watchdog entry brought to now, so the
+    next reaper pass sends the run job once (its ZREM picks one worker; a claim fences any duplicate) and a worker
+    resumes the invocation from its committed events. How many were."""
+    if not running:
+        return 0
+    leases = [client.exists(keys.session_lease(app, user, session)) for app, user, session, _ in running] \
+        if cluster else _pipelined(client, [("EXISTS", keys.session_lease(app, user, session))
+                                            for app, user, session, _ in running])
+    requeued = 0
+    for (app, user, _, invocation_id), held in zip(running, leases, strict=True):
+        if int(held):
+            continue  # a live worker's (an `agentq migrate` run by hand beside the fleet): it settles it
+        # LT: an entry due sooner stays; a later one (or none) is brought to now
+        client.execute_command("ZADD", keys.dispatch_due(shard_of(app, user, cluster=cluster)), "LT", now_ms,
+                               invocation_id)
+        requeued += 1
+        log.info("invocation %s of %r/%r: running with no worker holding it; its run job is sent again",
+                 invocation_id, app, user)
+    return requeued
+
+
+def _pipelined(client, commands: list[tuple]) -> list:
+    pipe = client.pipeline(transaction=False)
+    for command in commands:
+        pipe.execute_command(*command)
+    return pipe.execute()
 
 
 def _migrate_record_one(client, script_keys, args):

@@ -11,6 +11,7 @@ import time
 from typing import TYPE_CHECKING
 
 from runtime.redis_store import keys
+from runtime.redis_store.availability import is_store_unavailable
 from worker.config.shards import in_use
 from worker.schedules.store import ScheduleStore
 
@@ -24,6 +25,9 @@ POLL_S = 0.25
 
 BATCH = 100
 """Due schedules taken per look."""
+
+RETRY_FAILED_S = 60.0
+"""How soon a due schedule whose firing failed (a shape this code does not read) is looked at again."""
 
 
 class Scheduler:
@@ -58,21 +62,37 @@ class Scheduler:
     async def fire_due(self) -> float:
         """One look: fire every due schedule; the seconds to sleep until the next one is due (at most POLL_S)."""
         now_ms = round(time.time() * 1000)
-        pages = await self._each_due_set("ZRANGEBYSCORE", "-inf", now_ms, "LIMIT", 0, BATCH)
-        for member in [member for page in pages for member in page]:
-            app, user, schedule_id = json.loads(member)
-            invocation_id = await self.schedules.fire_due(app, user, schedule_id, now_ms)
-            if invocation_id is not None:
-                self.fired += 1
-                log.info("scheduler %s: schedule %s enqueued %s", self.name, schedule_id, invocation_id)
+        shards, pages = await self._each_due_set("ZRANGEBYSCORE", "-inf", now_ms, "LIMIT", 0, BATCH)
+        for shard, page in zip(shards, pages, strict=True):
+            for member in page:
+                invocation_id = await self._fire_one(shard, member, now_ms)
+                if invocation_id is not None:
+                    self.fired += 1
+                    log.info("scheduler %s: schedule %s enqueued %s", self.name, member, invocation_id)
         if any(len(page) == BATCH for page in pages):
             return 0.0
-        firsts = [float(first[1]) for first in await self._each_due_set("ZRANGE", 0, 0, "WITHSCORES") if first]
+        _, heads = await self._each_due_set("ZRANGE", 0, 0, "WITHSCORES")
+        firsts = [float(first[1]) for first in heads if first]
         if not firsts:
             return POLL_S
         return min(POLL_S, max(0.0, (min(firsts) - time.time() * 1000) / 1000))
 
-    async def _each_due_set(self, command: str, *args) -> list:
+    async def _fire_one(self, shard: str, member: str, now_ms: int) -> str | None:
+        """Fire one due schedule; the invocation it enqueued, or None. One that fails (a shape this code does
+        not read) fails alone: logged and looked at again in RETRY_FAILED_S, while the others fire now."""
+        try:
+            app, user, schedule_id = json.loads(member)
+            return await self.schedules.fire_due(app, user, schedule_id, now_ms)
+        except Exception as exc:
+            if is_store_unavailable(exc):
+                raise  # the pass's failure, not this schedule's: run() retries it
+            log.error("scheduler %s: due schedule %r failed (looked at again in %gs): %s: %s", self.name,
+                      member, RETRY_FAILED_S, type(exc).__name__, exc)
+            await self.store.batch(("ZADD", keys.schedules_due(shard), "XX",
+                                    now_ms + int(RETRY_FAILED_S * 1000), member))
+            return None
+
+    async def _each_due_set(self, command: str, *args) -> tuple[list[str], list]:
         """``command`` on every due set: the one key on one node; each shard's in use on a Cluster (where a
         schedule's entry lives in its user's slot, beside the keys the fire script writes)."""
         shards = await in_use(self.store.redis, cluster=self.store.clients.is_cluster)
@@ -80,4 +100,4 @@ class Scheduler:
         failed = next((reply for reply in replies if isinstance(reply, Exception)), None)
         if failed is not None:
             raise failed
-        return replies
+        return shards, replies

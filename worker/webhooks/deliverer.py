@@ -92,7 +92,15 @@ class WebhookDeliverer:
 
     async def _attempt(self, entry: dict) -> None:
         redis = self.store.redis
-        error, gone = await self._post(entry)
+        try:
+            body = payload(entry, self.settings.public_url)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:  # an older or unexpected entry shape
+            error = f"this release cannot build the notification from its outbox entry ({type(exc).__name__}: {exc})"
+            placed = await outbox.unsendable(redis, entry, error=error)
+            log.error("webhook %s: %s; %s", entry["id"], error,
+                      "moved to the dead letters" if placed else "it names no app or user: left in the outbox")
+            return
+        error, gone = await self._post(entry, body)
         if error is None:
             await outbox.delivered(redis, entry)
             log.info("invocation %s: webhook %s (%s) delivered", entry["inv"], entry["id"], entry["event"])
@@ -110,7 +118,7 @@ class WebhookDeliverer:
         log.info("invocation %s: webhook %s (%s) attempt %d failed (%s), next in %.2fs", entry["inv"], entry["id"],
                  entry["event"], attempts, error, at - now)
 
-    async def _post(self, entry: dict) -> tuple[str | None, bool]:
+    async def _post(self, entry: dict, body: bytes) -> tuple[str | None, bool]:
         """(None, False) when the receiver answered 2xx in time, else (what went wrong, whether retrying is
         pointless: 410 Gone says the endpoint was removed, so the notification goes to the dead letters at once)."""
         refusal = self.settings.unsigned_refusal()
@@ -119,7 +127,6 @@ class WebhookDeliverer:
         if self._key is None and not self._warned_unsigned:
             self._warned_unsigned = True
             log.warning("AGENTQ_WEBHOOKS_UNSIGNED=1: webhooks are sent without a signature")
-        body = payload(entry, self.settings.public_url)
         try:
             target = await self.guard.pin(entry["url"])
         except WebhookHostUnresolvedError as exc:

@@ -15,6 +15,7 @@ one script in one slot. Claims walk the shards in use; the readers (dead letters
 from __future__ import annotations
 
 import json
+import logging
 import random
 import time
 from typing import Any
@@ -30,6 +31,8 @@ from runtime.redis_store.scripts import (
 )
 from worker.config.shards import in_use, is_cluster_client, shard_of
 
+log = logging.getLogger("agentq.webhooks")
+
 DEAD_LIMIT = 10_000
 """Dead letters kept; older ones are dropped as new ones arrive."""
 
@@ -44,7 +47,7 @@ async def claim(redis: Any, *, limit: int, hold_s: float, now: float | None = No
     for shard in shards[start:] + shards[:start]:
         raw = await WEBHOOK_CLAIM(redis, due=keys.webhook_due(shard), outbox=keys.webhook_outbox(shard),
                                   now_ms=now_ms, hold_ms=_ms(hold_s), limit=limit - len(claimed))
-        claimed += [json.loads(text(entry)) for entry in raw]
+        claimed += [entry for entry in map(_parsed, raw) if entry is not None]
         if len(claimed) >= limit:
             break
     return claimed
@@ -147,6 +150,37 @@ async def stats(redis: Any) -> dict[str, float]:
         totals["pending"] += float(pending)
         totals["dead_letters"] += float(dead_count)
     return totals
+
+
+def _parsed(raw: Any) -> dict | None:
+    """One claimed entry, None (logged) when it is not a JSON object: it fails alone, the rest of the claim is
+    sent, and it is claimed again once its hold runs out (nothing is dropped without a person seeing it)."""
+    try:
+        entry = json.loads(text(raw))
+    except ValueError as exc:
+        entry = exc
+    if isinstance(entry, dict) and isinstance(entry.get("id"), str):
+        return entry
+    log.error("webhook outbox: an entry this release cannot read is left in the outbox: %r", text(raw)[:300])
+    return None
+
+
+UNSENDABLE_FIELDS = {"event": "unknown", "session": "", "url": "", "at": "0", "inv": ""}
+"""What an entry of an older or unexpected shape is given when it goes to the dead letters, so that they (and
+``GET /webhooks/dead-letters``) can still show it."""
+
+
+async def unsendable(redis: Any, entry: dict, *, error: str, now: float | None = None) -> bool:
+    """An entry whose notification cannot be built (a field missing or of another shape than this release
+    writes): to the dead letters at once, its missing fields filled in (``UNSENDABLE_FIELDS``). False when it
+    names no app and user (no shard to place it in): it stays in the outbox, claimed again once its hold runs out."""
+    if not isinstance(entry.get("app"), str) or not isinstance(entry.get("user"), str):
+        return False
+    filled = {**UNSENDABLE_FIELDS, **{name: value for name, value in entry.items() if value is not None}}
+    if not isinstance(filled.get("attempts"), int):
+        filled["attempts"] = 0
+    await dead(redis, filled, error=error, now=now)
+    return True
 
 
 def _ms(seconds: float) -> int:

@@ -7,7 +7,8 @@
 -- ARGV: invocation_id, parked_member, now_ms, retention_ms
 --   parked_member: JSON [user, invocation_id], its member of app_parked
 --   retention_ms: for a record stamped with no retention_s of its own
--- Returns {counted, indexed, persisted, due}, 1 for each step that changed something; {} for a record that is
+-- Returns {counted, indexed, persisted, due, status, session_id}, the first four 1 for each step that changed
+-- something (the last two let the caller look for a running record no worker holds); {} for a record that is
 -- gone (or not an invocation record).
 local status = redis.call('HGET', KEYS[1], 'status')
 if not status or not redis.call('HGET', KEYS[1], 'app_name') then return {} end
@@ -36,4 +37,7 @@ if status == 'completed' or status == 'failed' or status == 'cancelled' then
 end
 -- LT: an older layout's entry (its creation plus its own retention) moves up to this layout's due time
 done[4] = redis.call('ZADD', KEYS[5], 'LT', 'CH', due, ARGV[1])
+done[5] = status
+-- its session only where the caller looks for its lease: a running record
+done[6] = status == 'running' and (redis.call('HGET', KEYS[1], 'session_id') or '') or ''
 return done
