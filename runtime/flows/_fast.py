@@ -14,6 +14,7 @@ from google.genai import types
 from pydantic import BaseModel
 
 from ..events import Event, EventActions, NodeInfo
+from ..events.event_actions import empty_actions
 
 _M = TypeVar("_M", bound=BaseModel)
 _new = object.__new__
@@ -50,7 +51,7 @@ def event(*, actions: EventActions | None = None, **fields: Any) -> Event:
     """A new Event with a fresh id, timestamp and (unless given) actions; ``fields`` must be well typed."""
     fields.setdefault("id", os.urandom(8).hex())
     fields.setdefault("timestamp", time.time())
-    fields["actions"] = actions if actions is not None else EventActions()
+    fields["actions"] = actions if actions is not None else empty_actions()
     return replace(_EVENT, fields)
 
 

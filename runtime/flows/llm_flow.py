@@ -12,7 +12,8 @@ from ..contexts import resume
 from ..contexts.callback_context import CallbackContext
 from ..contexts.run_config import StreamingMode
 from ..errors import ModelError
-from ..events import Event, EventActions
+from ..events import Event
+from ..events.event_actions import empty_actions
 from ..models.llm_request import LlmRequest
 from ..models.llm_response import LlmResponse
 from ..sessions.base_session_service import set_fields
@@ -212,7 +213,7 @@ def _to_event(template: Event, response: LlmResponse, request: LlmRequest) -> Ev
         author=template.author,
         branch=template.branch,
         # each event gets a snapshot of what the model callbacks recorded so far (usually nothing)
-        actions=EventActions() if template.actions.is_empty() else template.actions.model_copy(deep=True),
+        actions=empty_actions() if template.actions.is_empty() else template.actions.model_copy(deep=True),
         **_response_fields(response),
     )
     calls = event.get_function_calls()
