@@ -9,6 +9,7 @@ from google.genai import types
 from .agents.llm_agent import LlmAgent
 from .errors import FunctionCallNotFoundError, InvalidMessageError
 from .events import Event, EventActions
+from .events.event_actions import empty_actions
 from .events.pending_calls import PendingCalls
 from .events.rewinds import live_events_newest_first
 from .flows.agent_modes import delegator_of
@@ -121,7 +122,7 @@ def user_message_event(
     custom_metadata: dict | None = None,
 ) -> Event:
     """The event that records a user's message (with the state delta sent along), as the Runner commits it."""
-    actions = EventActions(state_delta=dict(state_delta)) if state_delta else EventActions()
+    actions = EventActions(state_delta=dict(state_delta)) if state_delta else empty_actions()
     return Event(invocation_id=invocation_id, author="user", content=message, branch=branch, actions=actions,
                  custom_metadata=dict(custom_metadata) if custom_metadata else None)
 

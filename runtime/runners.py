@@ -33,7 +33,7 @@ from .errors import (
     UsageError,
 )
 from .events import Event, EventActions, NodeInfo
-from .flows import confirmation
+from .flows import _fast, confirmation
 from .flows.agent_modes import delegator_of, refuse_single_turn_root
 from .flows.delegation import open_task_branch
 from .ids import new_invocation_id
@@ -51,6 +51,7 @@ from .routing import (
     user_message_event,
 )
 from .sessions import BaseSessionService, InMemorySessionService, Session, State
+from .sessions.base_session_service import set_fields
 from .sessions.invocation_index import invocation_events
 from .sessions.rewind import rewind_session
 from .tracing import BaseSpanStore, InMemorySpanStore, SpanRecorder, otel
@@ -219,7 +220,7 @@ class Runner:
             message = await self._user_message(ctx, new_message, prior, responses)
             if message is not None:
                 event = user_message_event(ctx.invocation_id, message, state_delta, branch, message_metadata)
-                event.node_info = NodeInfo(path="")  # as google-adk 2.13: a user's message has the empty path
+                set_fields(event, node_info=_fast.node_info(""))  # as google-adk 2.13: a user's message's path
                 await self._commit(ctx, event)
         elif new_message is None and state_delta:
             await self._commit(ctx, Event(invocation_id=ctx.invocation_id, author="user", node_info=NodeInfo(path=""),

@@ -14,7 +14,9 @@ from ..contexts.callback_context import CallbackContext
 from ..contexts.callbacks import Callbacks, first_answer
 from ..contexts.invocation_context import InvocationContext
 from ..errors import InvalidAgentTreeError
-from ..events import Event, EventActions, NodeInfo
+from ..events import Event, EventActions
+from ..flows import _fast
+from ..sessions.base_session_service import set_fields
 from ..tracing.recorder import CONVERSATION_ID, OPERATION
 from . import paths, progress
 
@@ -124,8 +126,9 @@ class BaseAgent(BaseModel):
         """``event`` with this agent's ``nodeInfo.path`` when it is this agent's and has none yet (as google-adk:
         a sub-agent's events keep the path their own agent gave them)."""
         if event.author == self.name and (event.node_info is None or not event.node_info.path):
-            event.node_info = (NodeInfo(path=ctx.agent_path) if event.node_info is None
-                               else event.node_info.model_copy(update={"path": ctx.agent_path}))
+            # every event of every agent passes here: set the field without pydantic's assignment checks
+            set_fields(event, node_info=_fast.node_info(ctx.agent_path) if event.node_info is None
+                       else _fast.replace(event.node_info, {"path": ctx.agent_path}))
         return event
 
     async def _run_async_impl(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:

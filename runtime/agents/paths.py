@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..flows.agent_modes import delegation_call_id, is_delegated
+
 if TYPE_CHECKING:
     from ..contexts.invocation_context import InvocationContext
     from .base_agent import BaseAgent
@@ -18,8 +20,6 @@ if TYPE_CHECKING:
 
 def agent_path(agent: BaseAgent, parent_context: InvocationContext, ctx: InvocationContext) -> str:
     """The path of ``agent``'s events when it runs in ``ctx``, started from ``parent_context``."""
-    from ..flows.agent_modes import delegation_call_id, is_delegated
-
     if ctx.node_path is not None:  # a workflow graph's node: the graph numbered its run
         return ctx.node_path
     starter = parent_context.agent

@@ -8,6 +8,7 @@ from google.genai import types
 
 from ..errors import UsageError
 from ..events import EventActions
+from ..events.event_actions import empty_actions
 from ..events.ui_widget import UiWidget
 from ..sessions.state import State
 from .readonly_context import ReadonlyContext
@@ -21,7 +22,7 @@ class CallbackContext(ReadonlyContext):
 
     def __init__(self, invocation_context: InvocationContext, *, event_actions: EventActions | None = None):
         super().__init__(invocation_context)
-        self._event_actions = event_actions if event_actions is not None else EventActions()
+        self._event_actions = event_actions if event_actions is not None else empty_actions()
         self._state = State(invocation_context.session.state, self._event_actions.state_delta)
 
     @property

@@ -93,3 +93,23 @@ class EventActions(BaseModel):
             or self.rewind_before_invocation_id is not None
             or self.route is not None
         )
+
+
+_EMPTY = EventActions()
+_FACTORIES = tuple((name, field.default_factory) for name, field in EventActions.model_fields.items()
+                   if field.default_factory is not None)
+
+
+def empty_actions() -> EventActions:
+    """``EventActions()`` without pydantic's validation of its defaults: the hot path makes several per event (every
+    event, callback context and tool context gets one). Its dicts are new ones (they are filled in place); no
+    field counts as set, as after ``EventActions()``."""
+    actions = object.__new__(EventActions)
+    values = _EMPTY.__dict__.copy()
+    for name, factory in _FACTORIES:
+        values[name] = factory()
+    object.__setattr__(actions, "__dict__", values)
+    object.__setattr__(actions, "__pydantic_extra__", None)
+    object.__setattr__(actions, "__pydantic_fields_set__", set())
+    object.__setattr__(actions, "__pydantic_private__", None)
+    return actions

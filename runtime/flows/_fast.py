@@ -13,7 +13,8 @@ from typing import Any, TypeVar
 from google.genai import types
 from pydantic import BaseModel
 
-from ..events import Event, EventActions
+from ..events import Event, EventActions, NodeInfo
+from ..events.event_actions import empty_actions
 
 _M = TypeVar("_M", bound=BaseModel)
 _new = object.__new__
@@ -22,6 +23,7 @@ _set = object.__setattr__
 _EVENT = Event(author="prototype")
 _PART = types.Part()
 _RESPONSE = types.FunctionResponse()
+_NODE_INFO = NodeInfo()
 
 
 def replace(model: _M, update: dict[str, Any] | None = None) -> _M:
@@ -49,8 +51,13 @@ def event(*, actions: EventActions | None = None, **fields: Any) -> Event:
     """A new Event with a fresh id, timestamp and (unless given) actions; ``fields`` must be well typed."""
     fields.setdefault("id", os.urandom(8).hex())
     fields.setdefault("timestamp", time.time())
-    fields["actions"] = actions if actions is not None else EventActions()
+    fields["actions"] = actions if actions is not None else empty_actions()
     return replace(_EVENT, fields)
+
+
+def node_info(path: str) -> NodeInfo:
+    """A NodeInfo naming only ``path`` (every agent event gets one: a fresh one each, as events may change it)."""
+    return replace(_NODE_INFO, {"path": path})
 
 
 def function_response_part(call_id: str | None, name: str | None, response: dict[str, Any]) -> types.Part:

@@ -12,7 +12,8 @@ from ..contexts import resume
 from ..contexts.callback_context import CallbackContext
 from ..contexts.run_config import StreamingMode
 from ..errors import ModelError
-from ..events import Event, EventActions
+from ..events import Event
+from ..events.event_actions import empty_actions
 from ..models.llm_request import LlmRequest
 from ..models.llm_response import LlmResponse
 from ..sessions.base_session_service import set_fields
@@ -87,21 +88,23 @@ def _handed_over(agent: LlmAgent, last: Event) -> bool:
 
 async def build_request(agent: LlmAgent, ctx: InvocationContext) -> LlmRequest:
     """Instruction, tools and conversation for the next model call."""
-    config = _fast.replace(agent.base_config())
     # Per-agent billing slices, as ADK labels requests; a label the user set (even this one) is kept.
-    config.labels = {"adk_agent_name": agent.name, **(config.labels or {})}
+    config = agent.base_config()
+    mine = {"labels": {"adk_agent_name": agent.name, **(config.labels or {})}}
     mode = mode_of(agent)
     if agent.output_schema is not None and mode != AgentMode.TASK:  # a task's output comes via finish_task
-        config.response_schema = agent.output_schema
-        config.response_mime_type = "application/json"
+        mine.update(response_schema=agent.output_schema, response_mime_type="application/json")
     # a delegated agent may still transfer (the tool stays), but is not told about it
     targets = [] if mode in DELEGATED_TASK_MODES else agent.transfer_targets()
-    config.system_instruction = await system_instruction(agent, ctx, targets)
+    instruction = await system_instruction(agent, ctx, targets)
     if mode == AgentMode.TASK:
-        config.system_instruction = "\n\n".join(filter(None, [config.system_instruction, FINISH_TASK_INSTRUCTION]))
+        instruction = "\n\n".join(filter(None, [instruction, FINISH_TASK_INSTRUCTION]))
+    mine["system_instruction"] = instruction
     declarations, tools = agent.tool_declarations()
     if declarations is not None:
-        config.tools = [*(config.tools or []), declarations]
+        mine["tools"] = [*(config.tools or []), declarations]
+    # one copy with this call's fields, well typed, without pydantic's per-assignment checks
+    config = _fast.replace(config, mine)
     compaction = ctx.events_compaction_config
     if compaction is not None and compaction.has_token_threshold():
         # before the contents are built, as ADK does, so a summary made now is in this very request
@@ -210,7 +213,7 @@ def _to_event(template: Event, response: LlmResponse, request: LlmRequest) -> Ev
         author=template.author,
         branch=template.branch,
         # each event gets a snapshot of what the model callbacks recorded so far (usually nothing)
-        actions=EventActions() if template.actions.is_empty() else template.actions.model_copy(deep=True),
+        actions=empty_actions() if template.actions.is_empty() else template.actions.model_copy(deep=True),
         **_response_fields(response),
     )
     calls = event.get_function_calls()

@@ -9,7 +9,7 @@ from typing import Any
 from ..errors import SessionExistsError
 from ..events import Event
 from ..ids import new_session_id
-from .base_session_service import BaseSessionService
+from .base_session_service import BaseSessionService, set_fields
 from .session import GetSessionConfig, ListSessionsResponse, Session, filter_events
 from .state import check_serialisable, split_by_scope
 
@@ -142,8 +142,7 @@ class InMemorySessionService(BaseSessionService):
         if scopes["session"]:
             stored.state.update(copy.deepcopy(scopes["session"]))
         stored.events.append(event)
-        stored.version += 1
-        stored.last_update_time = session.last_update_time
+        set_fields(stored, version=stored.version + 1, last_update_time=session.last_update_time)
         return event
 
     def _view(self, stored: Session, config: GetSessionConfig | None) -> Session:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import time
 from contextvars import ContextVar
-from typing import Any
+from typing import Any, NamedTuple
 
 from .._lent import LentList
 from ..errors import FencedOutError, SessionExistsError, StaleSessionError
@@ -55,17 +55,29 @@ current_fence: ContextVar[int | None] = ContextVar("agentq_current_fence", defau
 (in-process runs, the API, tests). A write that presents a token that is not the fence key's current value is
 refused (``FencedOutError``) and writes nothing."""
 
-current_lease_session: ContextVar[tuple[str, str, str, int] | None] = ContextVar("agentq_lease_session",
-                                                                                default=None)
-"""``(app, user, session id, token)``: the session whose lease the task holds, with its token (set by the worker's
-executor). It applies while ``current_fence`` is that token; otherwise (None, or a code path that set
-``current_fence`` alone, as a rewind does for the session it holds) the token belongs to the session written."""
+class HeldLease(NamedTuple):
+    """The session whose lease a task holds, with its token, and what its writes present (made once per run:
+    every commit of the run asks for them)."""
+
+    app_name: str
+    user_id: str
+    session_id: str
+    token: int
+    fence_key: str
+    token_text: str
+
+
+current_lease_session: ContextVar[HeldLease | None] = ContextVar("agentq_lease_session", default=None)
+"""The session whose lease the task holds (set by the worker's executor). It applies while ``current_fence`` is
+its token; otherwise (None, or a code path that set ``current_fence`` alone, as a rewind does for the session it
+holds) the token belongs to the session written."""
 
 
 def hold_lease(token: int, app_name: str, user_id: str, session_id: str) -> None:
     """Make the current task write under the lease of this session with this token (for the rest of the task)."""
     current_fence.set(token)
-    current_lease_session.set((app_name, user_id, session_id, token))
+    current_lease_session.set(HeldLease(app_name, user_id, session_id, token,
+                                        keys.session_fence(app_name, user_id, session_id), str(token)))
 
 
 def fence_for(app_name: str, user_id: str, session_id: str) -> tuple[str, str]:
@@ -74,13 +86,19 @@ def fence_for(app_name: str, user_id: str, session_id: str) -> tuple[str, str]:
     A session of the same app and user as the held lease (the lease's own, or an AgentTool's child session) is
     fenced by that lease; any other by its own fence key, which a token of another session never matches.
     """
+    held_key, token = _held_fence(app_name, user_id)
+    return held_key or keys.session_fence(app_name, user_id, session_id), token
+
+
+def _held_fence(app_name: str, user_id: str) -> tuple[str | None, str]:
+    """``fence_for`` without building the written session's own key: ``(None, token)`` when that key applies."""
     token = current_fence.get()
     if token is None:
-        return keys.session_fence(app_name, user_id, session_id), ""
-    holder = current_lease_session.get()
-    if holder is not None and holder[3] == token and holder[:2] == (app_name, user_id):
-        return keys.session_fence(*holder[:3]), str(token)
-    return keys.session_fence(app_name, user_id, session_id), str(token)
+        return None, ""
+    held = current_lease_session.get()
+    if held is not None and held.token == token and held.user_id == user_id and held.app_name == app_name:
+        return held.fence_key, held.token_text
+    return None, str(token)
 
 
 class RedisSessionService(BaseSessionService):
@@ -319,10 +337,10 @@ class RedisSessionService(BaseSessionService):
     async def _commit(self, session: Session, event: Event) -> None:
         app, user, sid = session.app_name, session.user_id, session.id
         scopes = split_by_scope(event.actions.state_delta) if event.actions.state_delta else _NO_DELTA
-        fence_key, fence = fence_for(app, user, sid)  # an AgentTool's child: its parent's lease (see above)
+        held_key, fence = _held_fence(app, user)  # an AgentTool's child: its parent's lease (see above)
         script_keys = commit_keys(app, user, sid, self._app_apart)
-        if fence_key != script_keys["fence"]:
-            script_keys = {**script_keys, "fence": fence_key}
+        if held_key is not None and held_key != script_keys["fence"]:
+            script_keys = {**script_keys, "fence": held_key}
         raw = event.to_json()
         # Retrying is safe: a commit that landed before its reply was lost is recognised and not repeated.
         reply = await COMMIT_EVENT(
@@ -334,7 +352,7 @@ class RedisSessionService(BaseSessionService):
         if outcome == "fenced":
             raise FencedOutError(
                 f"session {sid!r}: fencing token {int(fence)!r} is not the current one ({text(reply[1]) or None!r}), "
-                f"checked at {fence_key!r}"
+                f"checked at {script_keys['fence']!r}"
             )
         if outcome == "stale":
             raise StaleSessionError(
