@@ -32,6 +32,7 @@ PARTS = {
     "fairness": ["bench.fairness_bench"],
     "reaper_shards": ["bench.reaper_shards_bench"],
     "migrate": ["bench.migrate_bench"],
+    "rediscost": ["bench.rediscost_bench"],
 }
 
 
