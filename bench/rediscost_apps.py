@@ -17,7 +17,6 @@ from runtime.agents import LlmAgent
 from runtime.apps import App
 from runtime.models import LlmRequest, LlmResponse, ScriptedLlm
 
-
 STEPS = int(os.environ.get("BENCH_REDISCOST_STEPS", "6"))
 """Tool rounds of the ``steps`` app: it commits 2 x STEPS events (user message, STEPS - 1 call/response pairs,
 the final text) against the weather app's 4."""

@@ -123,9 +123,9 @@ async def phase(client, app: str, n: int, *, streaming: bool = False) -> dict:
 
 
 async def measure(url: str, n: int) -> dict:
-    from worker.client import AgentqClient
-
     from rediscost_apps import CHATTER_WORDS, STEPS
+
+    from worker.client import AgentqClient
 
     client = AgentqClient(url)
     try:
