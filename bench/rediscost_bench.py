@@ -9,7 +9,7 @@ INFO commandstats (every command, the ones Lua scripts run inside an EVALSHA inc
 and INFO cpu (used_cpu_user + used_cpu_sys: the server's CPU, every client's share). The worker keeps running
 its own passes (heartbeat, reaper, sweeper) meanwhile; their share is counted too, as in a real drain.
 
-Phases, each N invocations on fresh sessions, enqueued with up to 256 in flight by the benchmark's client:
+Phases, each N invocations on fresh sessions, enqueued with up to IN_FLIGHT at once by the benchmark's client:
 - ``weather``: bench/WORKLOAD.md's one-tool round trip (4 committed events): the cost **per invocation**
   (enqueue, claim, read session, commit events, settle);
 - ``steps``: the same with more tool rounds: (steps - weather) / (extra committed events) is the cost **per
@@ -40,6 +40,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 APPS = ("weather", "steps", "chatter")
+IN_FLIGHT = 64
+"""Enqueues in flight at once from the benchmark's client."""
 
 
 def _tree() -> Path:
@@ -66,7 +68,7 @@ def worker(url: str):
     process = subprocess.Popen(args, cwd=_tree(), env=_env(url), stdout=log, stderr=log)
     try:
         with redis.Redis.from_url(url) as client:
-            deadline = time.monotonic() + 60
+            deadline = time.monotonic() + 240
             while not client.hexists(keys.workers(), "cost-w1"):
                 assert time.monotonic() < deadline and process.poll() is None, "the worker did not start"
                 time.sleep(0.05)
@@ -96,7 +98,7 @@ async def phase(client, app: str, n: int, *, streaming: bool = False) -> dict:
     completed_field = f"a:{keys.app_tag(app)[1:-1]}:completed"
     start_count = int(await redis.hget(keys.status_counts(), completed_field) or 0)
     run_config = {"streaming_mode": "sse"} if streaming else None
-    gate = asyncio.Semaphore(256)
+    gate = asyncio.Semaphore(IN_FLIGHT)
 
     async def one(session_id: str) -> None:
         async with gate:
@@ -106,7 +108,7 @@ async def phase(client, app: str, n: int, *, streaming: bool = False) -> dict:
     cpu_before = (await _server_figures(redis))[1]
     await asyncio.gather(*(one(s) for s in sessions))
     polls = 0
-    deadline = time.monotonic() + 600
+    deadline = time.monotonic() + 2400
     while int(await redis.hget(keys.status_counts(), completed_field) or 0) - start_count < n:
         polls += 1
         assert time.monotonic() < deadline, f"{app!r}: not every invocation completed"
@@ -129,7 +131,9 @@ async def measure(url: str, n: int) -> dict:
 
     client = AgentqClient(url)
     try:
-        await phase(client, "weather", 50)  # warm up: scripts loaded, connections open
+        # warm up with as many in flight as the phases keep: scripts loaded, and the client's connection pool at
+        # its full size (a connection opened during a phase would count its HELLO and CLIENT SETINFO)
+        await phase(client, "weather", IN_FLIGHT)
         weather = await phase(client, "weather", n)
         steps = await phase(client, "steps", n)
         plain = await phase(client, "chatter", n)
