@@ -34,6 +34,7 @@ PARTS = {
     "migrate": ["bench.migrate_bench"],
     "scaleout": ["bench.scaleout"],
     "glide": ["bench.glide_bench"],
+    "rediscost": ["bench.rediscost_bench"],
 }
 
 

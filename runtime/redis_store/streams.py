@@ -5,7 +5,8 @@ the event's camelCase dict, or ``{"status": ..., "detail": {...}}``). The sessio
 XADDs committed events; partial events go out with ``publish_event``; the worker's status scripts
 (``runtime/redis_store/lua/invocations/``) XADD status entries in the same step as each status change. A reader resumes after any entry id (SSE ``Last-Event-ID``) and sees each entry once.
 
-Trimming: every XADD trims the stream once it is ``maxlen`` + 10% long (to ``maxlen``) or, with
+Trimming: the XADDs trim the stream (a commit every few versions, a partial chunk not at all, see
+``publish_event``; status changes and every settle always) once it is ``maxlen`` + 10% long (to ``maxlen``) or, with
 ``max_age_s``, holds entries older than that; but never at or after the *floor*, the first entry of the
 oldest active invocation. Active invocations live in a sorted set (``keys.session_active_invocations``)
 scored by the millisecond part of their first entry id (so the floor errs early by at most one
@@ -65,7 +66,15 @@ async def publish_event(
     client, app: str, user: str, sid: str, invocation_id: str, event: Event,
     *, maxlen: int = DEFAULT_STREAM_MAXLEN, max_age_s: float | None = None,
 ) -> str:
-    """XADD an event that is not committed (a partial chunk) to the session's stream; returns the entry id."""
+    """XADD an event that is not committed (a partial chunk) to the session's stream; returns the entry id.
+
+    A chunk is published once per streamed piece of a model answer, so it is one plain XADD, no script: the
+    length is looked at by the invocation's commits and its settle (a running invocation keeps its entries
+    anyway: it is active). With ``max_age_s`` the chunk trims as other entries do."""
+    if max_age_s is None:
+        stream = keys.session_stream(app, user, sid)
+        return text(await client.execute_command("XADD", stream, "*", "kind", "event", "inv", invocation_id,
+                                                 "data", event.to_json()))
     return await _publish(client, app, user, sid, "event", invocation_id, event.to_json(), maxlen, max_age_s)
 
 

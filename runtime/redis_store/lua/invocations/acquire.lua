@@ -2,12 +2,22 @@
 -- Claim: take the session lease for the queue head and bump the session's fencing token (lib/claim_step.lua).
 -- KEYS: record, queue, lease, fence, stream, status_counts
 -- ARGV: invocation_id, worker, lease_ms, now
-local status = redis.call('HGET', KEYS[1], 'status')
+-- The record is read once, whole: the claim needs its status, owner and counters, and the worker gets it back.
+local flat = redis.call('HGETALL', KEYS[1])
+if #flat == 0 then return {'gone'} end
+local f = {}
+for i = 1, #flat, 2 do f[flat[i]] = flat[i + 1] end
+local status = f.status
 if not status then return {'gone'} end
 if status ~= 'queued' and status ~= 'running' then return {'settled', status} end
 if redis.call('LINDEX', KEYS[2], 0) ~= ARGV[1] then return {'not_head'} end
 local holder = redis.call('GET', KEYS[3])
 if holder then return {'held', holder} end
 local token = claim_step({record = KEYS[1], lease = KEYS[3], fence = KEYS[4], stream = KEYS[5],
-                          status_counts = KEYS[6]}, ARGV[1], status, ARGV[2], ARGV[3], ARGV[4])
-return {'ok', token, redis.call('HGETALL', KEYS[1]), status}
+                          status_counts = KEYS[6]}, ARGV[1], f, ARGV[2], ARGV[3], ARGV[4])
+local fields = {}
+for name, value in pairs(f) do
+  fields[#fields + 1] = name
+  fields[#fields + 1] = value
+end
+return {'ok', token, fields, status}

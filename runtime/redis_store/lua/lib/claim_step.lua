@@ -12,23 +12,44 @@ local function ensure_fence(fence)
   end
 end
 
--- c: {record, lease, fence, stream, status_counts}; status: the record's status before the claim.
+-- The fence's next token in one INCR: a fence that did not exist (INCR made it 1) starts at the server clock in
+-- ms as ensure_fence starts it, then rises by one, as ensure_fence then INCR would have left it.
+local function next_fence(fence)
+  local token = redis.call('INCR', fence)
+  if token == 1 then
+    local now = redis.call('TIME')
+    token = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000) + 1
+    redis.call('SET', fence, string.format('%d', token))
+  end
+  return string.format('%d', token)
+end
+
+-- c: {record, lease, fence, stream, status_counts}; f: the record's fields as the caller read them (HGETALL),
+-- updated here with what the claim writes, so the caller returns the claimed record without reading it again.
 -- Returns the lease token.
-local function claim_step(c, invocation_id, status, worker, lease_ms, now)
-  ensure_fence(c.fence)
+local function claim_step(c, invocation_id, f, worker, lease_ms, now)
+  local status = f.status
   -- Still 'running' with no lease and no hand-back recorded: the previous run was cut off with its worker
   -- process (killed, crashed, or stalled past its lease). That process ran other invocations too, so the
   -- cut-off only makes this one a suspect (worker.attempts): it is never failed for it, but runs alone next.
-  if status == 'running' and redis.call('HDEL', c.record, 'handed_back') == 0 then
-    redis.call('HINCRBY', c.record, 'suspected', 1)
-    log_crash(c.record, {worker = redis.call('HGET', c.record, 'worker') or '', isolated = false,
-                         at = tonumber(now)})
+  if status == 'running' then
+    if f.handed_back then
+      redis.call('HDEL', c.record, 'handed_back')
+      f.handed_back = nil
+    else
+      f.suspected = tostring(redis.call('HINCRBY', c.record, 'suspected', 1))
+      log_crash(c.record, {worker = f.worker or '', isolated = false, at = tonumber(now)})
+      f.crash_log = redis.call('HGET', c.record, 'crash_log')
+    end
   end
-  local token = invocation_id .. '|' .. redis.call('INCR', c.fence)
+  local token = invocation_id .. '|' .. next_fence(c.fence)
   redis.call('SET', c.lease, token, 'PX', lease_ms)
-  count_move(c.status_counts, c.record, status, 'running')  -- nothing to move on a take-over (running already)
-  redis.call('HSET', c.record, 'status', 'running', 'worker', worker, 'updated_at', now)
-  local attempt = redis.call('HINCRBY', c.record, 'attempts', 1)
+  -- nothing to move on a take-over (running already)
+  count_move_known(c.status_counts, c.record, {f.app_name, f.user_id, f.counted}, status, 'running')
+  if f.app_name and f.user_id then f.counted = '1' end
+  local attempt = (tonumber(f.attempts) or 0) + 1
+  redis.call('HSET', c.record, 'status', 'running', 'worker', worker, 'updated_at', now, 'attempts', attempt)
+  f.status, f.worker, f.updated_at, f.attempts = 'running', worker, now, tostring(attempt)
   status_entry(c.stream, invocation_id,
                cjson.encode({status = 'running', detail = {attempt = attempt, worker = worker}}))
   return token

@@ -6,12 +6,24 @@
 -- expired. q: {record, queue, user_invocations, stream, active, status_counts}.
 -- Returns the queue's length and the status entry's id.
 local function enqueue_step(q, invocation_id, created_at, status_data, first_field)
-  redis.call('HSET', q.record, unpack(ARGV, first_field))
-  count_move(q.status_counts, q.record, nil, 'queued')
+  -- The record is written in one HSET with its first entry and its 'counted' mark, so the count moves
+  -- without reading the record back (lib/status_counts.lua).
+  local entry = status_entry(q.stream, invocation_id, status_data)
+  local fields = {unpack(ARGV, first_field)}
+  local who = {false, false, '1'}
+  for i = 1, #fields - 1, 2 do
+    if fields[i] == 'app_name' then who[1] = fields[i + 1] elseif fields[i] == 'user_id' then who[2] = fields[i + 1] end
+  end
+  fields[#fields + 1] = 'first_entry'
+  fields[#fields + 1] = entry
+  if who[1] and who[2] then
+    fields[#fields + 1] = 'counted'
+    fields[#fields + 1] = '1'
+  end
+  redis.call('HSET', q.record, unpack(fields))
+  count_move_known(q.status_counts, q.record, who, nil, 'queued')
   local length = redis.call('RPUSH', q.queue, invocation_id)
   redis.call('ZADD', q.user_invocations, created_at, invocation_id)
-  local entry = status_entry(q.stream, invocation_id, status_data)
-  redis.call('HSET', q.record, 'first_entry', entry)
   redis.call('ZADD', q.active, 'LT', entry_ms(entry), invocation_id)
   redis.call('PERSIST', q.stream)
   return length, entry

@@ -19,10 +19,12 @@ end
 -- How long the record is kept once final: the retention it was stamped with at enqueue (older records: the
 -- default). Its settled stream and tool journal expire by themselves then; the record itself is removed by the
 -- sweeper (worker.sweeper, lua/invocations/forget.lua), never by a TTL, so that its status count goes with it.
-local function keep_ms(record)
-  local seconds = redis.call('HGET', record, 'retention_s')
+local function retention_ms(seconds)
   if seconds then return math.floor(tonumber(seconds) * 1000) end
   return DEFAULT_KEEP_MS
+end
+local function keep_ms(record)
+  return retention_ms(redis.call('HGET', record, 'retention_s'))
 end
 local function expire_final(record, settled, journal, status)
   local keep = keep_ms(record)

@@ -8,11 +8,20 @@
 -- answered tells the inbox feed how it ended ('settled'). The caller checked the lease and trims the stream.
 -- s: {record, queue, lease, stream, active, settled, lease_expiries, dispatch_due, journal, parked, webhook_due,
 --     webhook_outbox, app_parked, inbox_changes, status_counts}
-local function hand_over(s, invocation_id, status, now, status_data, first_field)
-  count_move(s.status_counts, s.record, redis.call('HGET', s.record, 'status'), status)
-  redis.call('HSET', s.record, 'status', status, 'updated_at', now)
-  if #ARGV >= first_field then redis.call('HSET', s.record, unpack(ARGV, first_field)) end
-  notify(s.record, s.webhook_due, s.webhook_outbox, invocation_id, status, now, '')
+-- What the steps read of the record, once (HKEYS for which fields it has, HMGET for the values they need),
+-- instead of a read per question: v.has[field] (true when present), v.status, v.who ({app_name, user_id,
+-- counted}, as count_move_known takes it), v.created_at, v.retention_s.
+local function settle_view(record)
+  local has = {}
+  for _, field in ipairs(redis.call('HKEYS', record)) do has[field] = true end
+  local f = redis.call('HMGET', record, 'status', 'app_name', 'user_id', 'counted', 'created_at', 'retention_s')
+  return {has = has, status = f[1], who = {f[2], f[3], f[4]}, created_at = f[5], retention_s = f[6]}
+end
+
+local function hand_over(s, v, invocation_id, status, now, status_data, first_field)
+  count_move_known(s.status_counts, s.record, v.who, v.status, status)
+  redis.call('HSET', s.record, 'status', status, 'updated_at', now, unpack(ARGV, first_field))
+  if v.has.webhook then notify(s.record, s.webhook_due, s.webhook_outbox, invocation_id, status, now, '') end
   redis.call('DEL', s.lease)
   redis.call('LREM', s.queue, 1, invocation_id)
   status_entry(s.stream, invocation_id, status_data)
@@ -22,21 +31,29 @@ end
 
 -- parked_member: JSON [user, invocation_id], its member of app_parked.
 local function park_step(s, invocation_id, now, status_data, parked_member, first_field)
-  hand_over(s, invocation_id, 'parked', now, status_data, first_field)
-  redis.call('ZADD', s.parked, redis.call('HGET', s.record, 'created_at'), invocation_id)
-  app_parked_add(s.app_parked, s.record, parked_member)
+  local v = settle_view(s.record)
+  hand_over(s, v, invocation_id, 'parked', now, status_data, first_field)
+  redis.call('ZADD', s.parked, v.created_at, invocation_id)
+  redis.call('ZADD', s.app_parked, math.floor(tonumber(v.created_at) * 1000), parked_member)  -- app_parked_add
   inbox_change(s.inbox_changes, s.record, invocation_id, 'parked')
-  settled_entry(s.settled, 'parked', keep_ms(s.record))
+  settled_entry(s.settled, 'parked', retention_ms(v.retention_s))
 end
 
 local function settle_step(s, invocation_id, status, now, status_data, parked_member, first_field)
-  pending_ids(s.record)
+  local v = settle_view(s.record)
+  for field in pairs(v.has) do  -- pending_ids: its unanswered calls are dropped with the run
+    if string.sub(field, 1, 2) == 'p:' then redis.call('HDEL', s.record, field) end
+  end
   redis.call('ZREM', s.active, invocation_id)
-  hand_over(s, invocation_id, status, now, status_data, first_field)
-  redis.call('ZREM', s.parked, invocation_id)
-  redis.call('ZREM', s.app_parked, parked_member)
-  if redis.call('HEXISTS', s.record, 'rseq') == 1 then
+  hand_over(s, v, invocation_id, status, now, status_data, first_field)
+  -- Only an answered invocation ('rseq', lua/invocations/respond.lua) was ever parked; the answer took it off
+  -- the parked indexes already, and these are kept for what an older release may have left there.
+  if v.has.rseq then
+    redis.call('ZREM', s.parked, invocation_id)
+    redis.call('ZREM', s.app_parked, parked_member)
     inbox_change(s.inbox_changes, s.record, invocation_id, 'settled')
   end
-  expire_final(s.record, s.settled, s.journal, status)
+  local keep = retention_ms(v.retention_s)  -- expire_final
+  settled_entry(s.settled, status, keep)
+  redis.call('PEXPIRE', s.journal, keep)
 end

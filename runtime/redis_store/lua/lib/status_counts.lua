@@ -20,14 +20,10 @@ local function count_bump(counts, field, by)
   end
   if now == 0 then redis.call('HDEL', counts, field) end
 end
--- Move the invocation of ``record`` from status ``from`` to ``to`` (either may be nil: created, removed).
--- Call it while the record still has its app_name and user_id.
--- A counted record carries ``counted`` = '1' (set here when it enters its first counted status): a record
--- written before counts existed (an older layout, runtime/redis_store/layout.py) is counted by its first
--- transition or by the migration, whichever comes first, never twice, and never subtracted before.
-local function count_move(counts, record, from, to)
+-- count_move for a caller that read the record's 'app_name', 'user_id' and 'counted' already (who: those three
+-- values, in that order, false when absent): the claim and the settle read the record once for all they need.
+local function count_move_known(counts, record, who, from, to)
   if from == to then return end
-  local who = redis.call('HMGET', record, 'app_name', 'user_id', 'counted')
   if not who[1] or not who[2] then return end  -- the record is gone (or never had an owner): nothing to count
   if not who[3] then
     from = nil  -- never counted in any status
@@ -45,4 +41,14 @@ local function count_move(counts, record, from, to)
       count_bump(counts, user .. status, by)
     end
   end
+end
+-- Move the invocation of ``record`` from status ``from`` to ``to`` (either may be nil: created, removed).
+-- Call it while the record still has its app_name and user_id.
+-- A counted record carries ``counted`` = '1' (set here when it enters its first counted status): a record
+-- written before counts existed (an older layout, runtime/redis_store/layout.py) is counted by its first
+-- transition or by the migration, whichever comes first, never twice, and never subtracted before.
+local function count_move(counts, record, from, to)
+  if from == to then return end
+  local who = redis.call('HMGET', record, 'app_name', 'user_id', 'counted')
+  count_move_known(counts, record, who, from, to)
 end

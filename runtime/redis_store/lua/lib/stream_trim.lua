@@ -53,3 +53,10 @@ local function trim_stream(stream, active, maxlen, slack, max_age_ms)
   trim_entries(stream, active, maxlen, slack, max_age_ms)
   expire_unneeded(stream, active, max_age_ms)
 end
+
+-- How many commits apart a commit looks at the stream's length (sessions/commit_event.lua): a sixteenth of the
+-- slack, so that the entries added between two looks (a commit's own, its invocation's status and partial
+-- entries) stay within the slack in the common case; every commit when the slack is under 16.
+local function trim_every(slack)
+  return math.max(1, math.floor(slack / 16))
+end
