@@ -40,7 +40,8 @@ XDIST_GROUPS = {
     # google-adk's conformance client only talks to 127.0.0.1:8000: its two tests take turns on one process.
     "tests/conformance/": "adk-port-8000",
 }
-"""``--dist loadgroup`` runs the tests of one group on one process, one after another."""
+"""``--dist loadgroup`` runs the tests of one group on one process, one after another. Every test using a
+module-scoped fixture is grouped with its module's tests besides; any other test goes wherever a process is free."""
 
 
 def pytest_configure(config):
@@ -49,14 +50,24 @@ def pytest_configure(config):
         "rates, waits, or drives a browser); plain `pytest` runs it with the rest")
 
 
+def _uses_module_scoped_fixture(item) -> bool:
+    fixture_info = getattr(item, "_fixtureinfo", None)
+    definitions = fixture_info.name2fixturedefs.values() if fixture_info else ()
+    return any(definition.scope in ("module", "class") for defs in definitions for definition in defs)
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
         path = item.nodeid.split("::", 1)[0]
         if path in SERIAL_FILES:
             item.add_marker(pytest.mark.serial)
-        for prefix, group in XDIST_GROUPS.items():
-            if path.startswith(prefix):
-                item.add_marker(pytest.mark.xdist_group(group))
+        group = next((group for prefix, group in XDIST_GROUPS.items() if path.startswith(prefix)), None)
+        if group is None and _uses_module_scoped_fixture(item):
+            # A module's processes (a stack, a cluster) start once, on the process that runs all its tests,
+            # not once on every process that is handed one of them.
+            group = path
+        if group is not None and item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(group))
 
 
 @pytest.fixture(scope="session")
