@@ -97,7 +97,7 @@ class LocalStack:
         args = ["api", "--port", str(self.api_port)] + [flag for app in self.apps for flag in ("--app", app)]
         log_start = (self.data_dir / "api.log").stat().st_size if (self.data_dir / "api.log").exists() else 0
         self.api = self._spawn("api", args)
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 180  # parallel test processes start their stacks at the same moment
         while time.monotonic() < deadline:
             if self.api.poll() is not None:
                 log = (self.data_dir / "api.log").read_bytes()[log_start:].decode(errors="replace")
