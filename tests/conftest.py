@@ -56,6 +56,7 @@ def _uses_module_scoped_fixture(item) -> bool:
     return any(definition.scope in ("module", "class") for defs in definitions for definition in defs)
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own, which reads the groups into the test ids it schedules by
 def pytest_collection_modifyitems(config, items):
     for item in items:
         path = item.nodeid.split("::", 1)[0]
