@@ -41,6 +41,7 @@ class LocalStack:
         self.redis = EmbeddedRedis(self.data_dir / "redis")
         self.api_port = api_port or free_port()
         self._api_port_picked_here = api_port is None
+        self._free_port = free_port
         self.worker_count = workers
         self.api_keys_json = api_keys_json
         self.extra_env = extra_env or {}
@@ -82,15 +83,13 @@ class LocalStack:
 
         A port this stack picked that another process took before the API bound it (parallel test runs) is
         replaced by a fresh pick, a few times; a port the caller named is kept."""
-        from runtime.redis_store.launcher import free_port
-
         for attempt in range(1, _API_PORT_ATTEMPTS + 1):
             try:
                 return self._start_api_once()
             except _ApiPortTaken:
                 if not self._api_port_picked_here or attempt == _API_PORT_ATTEMPTS:
                     raise
-                self.api_port = free_port()
+                self.api_port = self._free_port()
         raise AssertionError("unreachable: the last attempt returns or raises")
 
     def _start_api_once(self) -> subprocess.Popen:
