@@ -49,9 +49,18 @@ lock-check: | $(UV)
 		echo "lock-check: the locks do not match pyproject.toml; run 'make lock' and commit both" >&2; exit 1; \
 	fi
 
+# The suite runs on TEST_PROCESSES pytest processes (pytest-xdist; most tests wait on redis-server, worker and API
+# processes rather than on a CPU, so more processes than cores pay), each with its own ports and redis-servers
+# (tests/conftest.py). Then the tests marked `serial` (timing-sensitive: rate limits, the browser tests) run
+# alone on one process. Both parts always run; the target fails if either did. PYTEST_ARGS go to both.
+TEST_PROCESSES ?= 4
+PYTEST_ARGS ?=
 test: $(STAMP)
 	$(PY) -m ruff check .
-	$(PY) -m pytest
+	status=0; \
+	$(PY) -m pytest -n $(TEST_PROCESSES) --dist loadgroup -m "not serial" $(PYTEST_ARGS) || status=$$?; \
+	$(PY) -m pytest -m serial $(PYTEST_ARGS) || status=$$?; \
+	exit $$status
 
 demo: $(STAMP)
 	$(VENV)/bin/agentq demo

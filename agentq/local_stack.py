@@ -21,6 +21,13 @@ ROOT = Path(__file__).resolve().parents[1]
 CLI = "import sys; from agentq.cli import main; sys.argv[0] = 'agentq'; sys.exit(main())"
 
 
+_API_PORT_ATTEMPTS = 5
+
+
+class _ApiPortTaken(RuntimeError):
+    """The API could not bind its port: another process holds it."""
+
+
 class LocalStack:
     """redis-server + ``agentq worker`` processes + an ``agentq api`` process, on free local ports."""
 
@@ -35,6 +42,8 @@ class LocalStack:
         """The ``--app`` flags of ``agentq api`` (default: ``apps``; [] serves what the workers announce)."""
         self.redis = EmbeddedRedis(self.data_dir / "redis")
         self.api_port = api_port or free_port()
+        self._api_port_picked_here = api_port is None
+        self._free_port = free_port
         self.worker_count = workers
         self.api_keys_json = api_keys_json
         self.extra_env = extra_env or {}
@@ -72,13 +81,29 @@ class LocalStack:
         return worker
 
     def start_api(self) -> subprocess.Popen:
-        """Start ``agentq api`` and wait until /health answers."""
+        """Start ``agentq api`` and wait until /health answers.
+
+        A port this stack picked that another process took before the API bound it (parallel test runs) is
+        replaced by a fresh pick, a few times; a port the caller named is kept."""
+        for attempt in range(1, _API_PORT_ATTEMPTS + 1):
+            try:
+                return self._start_api_once()
+            except _ApiPortTaken:
+                if not self._api_port_picked_here or attempt == _API_PORT_ATTEMPTS:
+                    raise
+                self.api_port = self._free_port()
+        raise AssertionError("unreachable: the last attempt returns or raises")
+
+    def _start_api_once(self) -> subprocess.Popen:
         args = ["api", "--port", str(self.api_port)] + [flag for app in self.api_apps for flag in ("--app", app)]
+        log_start = (self.data_dir / "api.log").stat().st_size if (self.data_dir / "api.log").exists() else 0
         self.api = self._spawn("api", args)
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 180  # parallel test processes start their stacks at the same moment
         while time.monotonic() < deadline:
             if self.api.poll() is not None:
-                raise RuntimeError(f"agentq api exited with {self.api.returncode}:\n{self.log_tail('api')}")
+                log = (self.data_dir / "api.log").read_bytes()[log_start:].decode(errors="replace")
+                error = _ApiPortTaken if "address already in use" in log.lower() else RuntimeError
+                raise error(f"agentq api exited with {self.api.returncode}:\n{log[-3000:]}")
             try:
                 if httpx.get(self.base_url + "/health", timeout=1).status_code == 200:
                     return self.api

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import redis
 
+from runtime.errors import UsageError
 from runtime.redis_store.launcher import EmbeddedRedis
 
 SLOTS = 16384
@@ -40,13 +41,39 @@ def _is_free(port: int) -> bool:
     return True
 
 
+def _node_port_range() -> range:
+    """Where node ports are picked: below the kernel's ephemeral range together with their bus ports, so no
+    outgoing connection is handed one between the pick and the bind (when that range leaves room)."""
+    try:
+        ephemeral_low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        ephemeral_low = 0
+    if ephemeral_low - _BUS_PORT_OFFSET - 10000 >= 1000:
+        return range(10000, ephemeral_low - _BUS_PORT_OFFSET)
+    return range(20000, 65535 - _BUS_PORT_OFFSET)
+
+
 def free_node_port() -> int:
     """A port that is free on 127.0.0.1 together with its cluster-bus port (the OS's own picks are often too high)."""
+    ports = _node_port_range()
     for _ in range(1000):
-        port = random.randrange(20000, 65535 - _BUS_PORT_OFFSET)
+        port = random.choice(ports)
         if _is_free(port) and _is_free(port + _BUS_PORT_OFFSET):
             return port
     raise RuntimeError("no free port pair (port, port + 10000) for a cluster node on 127.0.0.1")
+
+
+def _start_node(node: EmbeddedRedis, attempts: int = 5) -> None:
+    """Start a node on its picked port, or on a fresh pair when another process took the port or its bus port
+    between the pick and redis-server's bind (a parallel test run, an outgoing connection's ephemeral port)."""
+    for attempt in range(1, attempts + 1):
+        try:
+            node.start()
+            return
+        except UsageError as exc:
+            if attempt == attempts or "Address already in use" not in str(exc):
+                raise
+            node.port = free_node_port()
 
 
 def slot_ranges(masters: int) -> list[range]:
@@ -89,7 +116,7 @@ class LocalRedisCluster:
         """Start the nodes, give each its share of the slots, join them, and wait until all agree it is up."""
         try:
             for node in self._all:
-                node.start()
+                _start_node(node)
             for node, slots in zip(self.nodes, slot_ranges(len(self.nodes)), strict=True):
                 with self._client(node) as client:
                     client.execute_command("CLUSTER ADDSLOTS", *slots)

@@ -19,6 +19,10 @@ from runtime.errors import UsageError
 
 _START_TIMEOUT_S = 15.0
 _STOP_TIMEOUT_S = 15.0
+_PORT_ATTEMPTS = 5
+"""How many free ports a server whose port was picked here tries: the port is free when picked but only bound
+when redis-server starts, and in between another process (a parallel test run, an outgoing connection given
+the same ephemeral port) may take it."""
 
 
 def find_redis_server() -> str:
@@ -64,6 +68,11 @@ def _read_bulk(sock: socket.socket) -> bytes:
     return body[:size]
 
 
+def _port_taken(message: str) -> bool:
+    """The start failed because the TCP port (or a cluster node's bus port) was bound by someone else."""
+    return "Address already in use" in message
+
+
 class EmbeddedRedis:
     """A redis-server child process keeping its data (AOF) in ``data_dir``.
 
@@ -85,6 +94,7 @@ class EmbeddedRedis:
         ``extra_args``: more ``--option value`` pairs for redis-server (a cluster node's, say)."""
         self.data_dir = Path(data_dir)
         self.port = port if port is not None else (0 if unix_socket else free_port())
+        self._port_picked_here = port is None and not unix_socket
         self.unix_socket = unix_socket
         self.appendonly = appendonly
         self.own_session = own_session
@@ -126,10 +136,27 @@ class EmbeddedRedis:
         return args + self.extra_args
 
     def start(self) -> EmbeddedRedis:
-        """Start the server and wait until it answers (INFO shows our process id)."""
+        """Start the server and wait until it answers (INFO shows our process id).
+
+        A port this object picked that another process took meanwhile is replaced by a fresh pick (up to
+        ``_PORT_ATTEMPTS`` ports); a port the caller named is kept, and its being taken is reported."""
+        for attempt in range(1, _PORT_ATTEMPTS + 1):
+            try:
+                self._start_once()
+                self._port_picked_here = False  # clients know this port now: a restart must come back on it
+                return self
+            except UsageError as exc:
+                if not (self._port_picked_here and attempt < _PORT_ATTEMPTS and _port_taken(str(exc))):
+                    raise
+                self.port = free_port()
+        raise AssertionError("unreachable: the last attempt returns or raises")
+
+    def _start_once(self) -> EmbeddedRedis:
         if self.running:
             return self
         self.data_dir.mkdir(parents=True, exist_ok=True)
+        log_path = self.data_dir / "redis.log"
+        log_start = log_path.stat().st_size if log_path.exists() else 0  # this start's lines only
         self._process = subprocess.Popen(
             self._args(), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
             start_new_session=self.own_session,
@@ -137,7 +164,9 @@ class EmbeddedRedis:
         deadline = time.monotonic() + _START_TIMEOUT_S
         while time.monotonic() < deadline:
             if self._process.poll() is not None:
-                log = (self.data_dir / "redis.log").read_text(errors="replace")[-2000:]
+                with log_path.open("rb") as log_file:
+                    log_file.seek(log_start)
+                    log = log_file.read().decode(errors="replace")[-2000:]
                 raise UsageError(f"redis-server exited with {self._process.returncode}: {log}")
             if self._ping():
                 return self

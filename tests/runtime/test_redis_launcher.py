@@ -71,3 +71,21 @@ def test_a_server_that_cannot_start_is_reported_with_its_log(tmp_path):
             raise AssertionError("a second server on a taken port started")
         finally:
             second.stop()
+
+
+def test_a_port_it_picked_that_another_process_took_meanwhile_is_replaced_by_a_free_one(tmp_path, monkeypatch):
+    import socket
+
+    from runtime.redis_store import launcher
+
+    with socket.socket() as holder:  # another process's listener on the port EmbeddedRedis picked
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        taken = holder.getsockname()[1]
+        picks = iter([taken])
+        real_free_port = launcher.free_port
+        monkeypatch.setattr(launcher, "free_port", lambda: next(picks, None) or real_free_port())
+        with EmbeddedRedis(tmp_path, appendonly=False) as server:
+            assert server.port != taken
+            with redis.Redis.from_url(server.url) as client:
+                assert client.ping()

@@ -24,6 +24,10 @@ APPS = ",".join(f"tests.worker.apps:{name}" for name in (
     f"tests.worker.fair_apps:{name}" for name in ("flood_app", "quick_app"))
 
 
+READY_TIMEOUT_S = 180.0
+"""How long ``WorkerPool.ensure`` waits for its workers to announce themselves."""
+
+
 class WorkerPool:
     """Named ``agentq worker`` processes; ``ensure`` (re)starts any that are not running.
 
@@ -62,7 +66,9 @@ class WorkerPool:
             process = self.processes.get(name)
             if process is None or process.poll() is not None:
                 self.start(name)
-        deadline = time.monotonic() + 60
+        # Generous: under `make test` several test processes start their workers at the same moment, and a
+        # worker's imports on a loaded 2-core machine took over 60 s (seen: "workers did not get ready").
+        deadline = time.monotonic() + READY_TIMEOUT_S
         with self.admin() as client:
             while not all(client.hexists(keys.workers(), name) for name in names):
                 for name in names:
