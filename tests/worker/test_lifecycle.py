@@ -52,6 +52,7 @@ async def test_enqueue_stores_a_queued_record_publishes_its_status_and_sends_one
         "response_state_delta": None, "schedule_id": None,
         "attempts": 0, "time_limit": 9.0, "park_timeout": None, "webhook": None, "error": None,
         "cancel_reason": None, "worker": None, "finished_at": None, "audit": [], "approvals": {}, "enqueued_by": None,
+            "traceparent": None, "run_span": None, "answer_traceparents": None,
     }
     entries = await streams.read_stream(store.redis, "app", "u", "s")
     assert [(e.kind, e.invocation_id, e.data) for e in entries] == [
