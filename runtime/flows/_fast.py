@@ -55,9 +55,23 @@ def event(*, actions: EventActions | None = None, **fields: Any) -> Event:
     return replace(_EVENT, fields)
 
 
+_SHARED_NODE_INFOS: dict[str, NodeInfo] = {}
+_SHARED_NODE_INFOS_MAX = 4096
+
+
 def node_info(path: str) -> NodeInfo:
-    """A NodeInfo naming only ``path`` (every agent event gets one: a fresh one each, as events may change it)."""
-    return replace(_NODE_INFO, {"path": path})
+    """The NodeInfo naming only ``path``, shared by every event of that path (every agent event carries one).
+
+    Shared, so never changed in place: code that gives an event other node info replaces the event's
+    ``node_info`` with a copy. One per path rather than one per event keeps an event's cost, and the objects
+    the garbage collector walks in a long-lived session, where they were before events carried node paths.
+    """
+    shared = _SHARED_NODE_INFOS.get(path)
+    if shared is None:
+        if len(_SHARED_NODE_INFOS) >= _SHARED_NODE_INFOS_MAX:  # paths carry run and call ids: do not grow forever
+            _SHARED_NODE_INFOS.clear()
+        shared = _SHARED_NODE_INFOS[path] = replace(_NODE_INFO, {"path": path})
+    return shared
 
 
 def function_response_part(call_id: str | None, name: str | None, response: dict[str, Any]) -> types.Part:

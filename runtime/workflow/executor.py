@@ -191,7 +191,8 @@ class NodeExecutor:
                 info = event.node_info
                 if not event.partial and (event.output is not None or info.message_as_output):
                     outcome.output = event.text() if info.message_as_output else event.output
-                    info.output_for = [path, *output_for]
+                    # a copy: an agent's events share one NodeInfo per path (runtime.flows._fast.node_info)
+                    event.node_info = info = info.model_copy(update={"output_for": [path, *output_for]})
                     produced = True
                 if event.actions.route is not None:
                     outcome.route = event.actions.route
@@ -224,7 +225,7 @@ class NodeExecutor:
         if event.node_info is None:
             event.node_info = NodeInfo(path=path)
         elif not event.node_info.path:
-            event.node_info.path = path
+            event.node_info = event.node_info.model_copy(update={"path": path})  # shared ones stay as they are
         taken = ctx.take_actions()
         if taken.state_delta:
             event.actions.state_delta = {**event.actions.state_delta, **taken.state_delta}
