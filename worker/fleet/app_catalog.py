@@ -17,6 +17,7 @@ from typing import Any
 
 from runtime.agents import LlmAgent
 from runtime.redis_store import keys
+from runtime.redis_store.codec import text
 from runtime.tools import BaseTool, FunctionTool
 
 
@@ -89,7 +90,7 @@ async def read_entries(redis: Any, app_names: list[str] | None) -> dict[str, dic
     redis.asyncio client)."""
     if app_names is None:
         found = await redis.hgetall(keys.app_catalog())
-        pairs = [(_text(name), raw) for name, raw in found.items()]
+        pairs = [(text(name), raw) for name, raw in found.items()]
     elif not app_names:
         return {}
     else:
@@ -142,7 +143,3 @@ def _tools(agent: LlmAgent) -> list[dict[str, Any]]:
             tools.append({"functionDeclarations": [declaration.model_dump(mode="json", by_alias=True,
                                                                           exclude_none=True)]})
     return tools
-
-
-def _text(value: Any) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)

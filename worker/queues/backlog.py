@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING
 
 from runtime.errors import InvocationNotFoundError
 from runtime.redis_store import keys
+from runtime.redis_store.codec import text
 from worker.queues.dispatch import DISPATCH_GRACE_S
 
 if TYPE_CHECKING:
@@ -105,5 +106,5 @@ async def _claimed(store: InvocationStore, invocation_id: str, where: Where) -> 
     status, holder = await store.batch(
         ("HGET", store.record_key(invocation_id, where), "status"),
         ("GET", keys.session_lease(where.app, where.user, where.session)))
-    status, holder = (value.decode() if isinstance(value, bytes) else value for value in (status, holder))
+    status, holder = text(status), text(holder)
     return status == "running" and isinstance(holder, str) and holder.partition("|")[0] == invocation_id
