@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 from pathlib import Path
@@ -49,6 +50,14 @@ def fence_workers(worker_redis, tmp_path_factory):
 async def _record_fields(client, invocation_id: str) -> dict[str, str]:
     store = client._store
     return await store.fields(store.record_key(invocation_id, await store.locate(invocation_id)))
+
+
+async def _log_once_it_mentions(workers: FenceWorkers, text: str, timeout: float = 15.0) -> str:
+    """The worker's log as soon as it holds ``text`` (or as it stands after ``timeout`` seconds)."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while text not in (log := workers.log()) and asyncio.get_running_loop().time() < deadline:
+        await asyncio.sleep(0.05)
+    return log
 
 
 def _lines_about(log: str, invocation_id: str) -> list[str]:
@@ -100,7 +109,8 @@ async def test_a_tool_that_raises_fails_the_invocation_as_a_tool_error_naming_th
     assert record.status == "failed"
     assert record.error.model_dump() == {
         "type": "ToolError", "message": "tool 'transfer_money' raised ValueError: amount must be positive, got -5"}
-    log = fence_workers.log().splitlines()
+    # the worker logs the failure just after it writes the record: wait for that line, not only the record
+    log = (await _log_once_it_mentions(fence_workers, f"invocation {invocation_id}: failed")).splitlines()
     [raised] = [i for i, line in enumerate(log) if f"invocation {invocation_id}: tool " in line]
     assert log[raised].endswith(f"invocation {invocation_id}: tool 'transfer_money' raised ValueError")
     record_end = next((i for i in range(raised + 1, len(log)) if LOG_RECORD.match(log[i])), len(log))
