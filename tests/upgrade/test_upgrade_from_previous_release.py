@@ -145,7 +145,7 @@ def _old_phase(previous, stack: LocalStack, store: Store) -> OldPhase:
     previous release's TTL (whatever it leaves behind, index or listing entries, the sweepers remove); one with
     SWEPT_RETENTION_S is completed last. Then a slow invocation is started and the worker stopped with SIGTERM
     after its first step: its hand-back leaves the record `running`."""
-    env = previous.env(stack.redis.url, TEST_MODEL_LATENCY="1")  # the slow app's steps: one a second
+    env = previous.env(stack.redis.url, TEST_MODEL_LATENCY="2")  # the slow app's steps: one every 2 s, so a loaded machine still stops it midway
     log = open(stack.data_dir / "old-worker.log", "ab")  # noqa: SIM115 - closed with the process below
     old_worker = subprocess.Popen(previous.agentq("worker", "--app", APP, "--app", SLOW), cwd=previous.src, env=env,
                                   stdout=log, stderr=subprocess.STDOUT, start_new_session=True)

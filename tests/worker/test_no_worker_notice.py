@@ -45,8 +45,14 @@ async def test_with_no_worker_alive_health_status_and_log_say_so_until_a_worker_
             status = (await http.get(f"/invocations/{invocation_id}")).json()
             assert (status["status"], status["notice"]) == ("queued", no_worker_notice("approval"))
 
-            followed = asyncio.create_task(_frames(http, invocation_id))  # ends when the invocation parks
-            await asyncio.sleep(0.2)  # the stream starts while the invocation waits
+            # httpx's ASGI transport hands the body over only once it ends: the app's first body chunk is
+            # watched instead, so the worker starts only once the stream has begun while the invocation waits
+            first_chunk = asyncio.Event()
+            watched = httpx.AsyncClient(transport=httpx.ASGITransport(app=_first_chunk_sets(app, first_chunk),
+                                                                      client=("127.0.0.1", 40000)),
+                                        base_url="http://agentq.test", timeout=30)
+            followed = asyncio.create_task(_frames(watched, invocation_id))  # ends when the invocation parks
+            await asyncio.wait_for(first_chunk.wait(), 30)
 
             pool.ensure("lone")
             async with asyncio.timeout(30):  # ready first, then its first beat
@@ -59,6 +65,7 @@ async def test_with_no_worker_alive_health_status_and_log_say_so_until_a_worker_
                     await asyncio.sleep(0.05)
             assert (status["status"], status["notice"]) == ("parked", None)
             frames = await asyncio.wait_for(followed, 30)
+            await watched.aclose()
             assert (frames[0].event, frames[0].id, frames[0].data) == (
                 "notice", None, {"invocationId": invocation_id, "notice": no_worker_notice("approval")})
             assert (frames[-1].event, frames[-1].data["status"]) == ("status", "parked")
@@ -71,6 +78,17 @@ async def test_with_no_worker_alive_health_status_and_log_say_so_until_a_worker_
 async def _frames(http: httpx.AsyncClient, invocation_id: str) -> list:
     async with http.stream("GET", f"/invocations/{invocation_id}/events") as response:
         return [frame async for frame in read_frames(response)]
+
+
+def _first_chunk_sets(app, event: asyncio.Event):
+    """``app``, setting ``event`` when it sends its first non-empty body chunk."""
+    async def watched(scope, receive, send):
+        async def send_watched(message):
+            if message["type"] == "http.response.body" and message.get("body"):
+                event.set()
+            await send(message)
+        await app(scope, receive, send_watched)
+    return watched
 
 
 class _HeldReadyPool(WorkerPool):

@@ -54,6 +54,7 @@ def failover_cluster(tmp_path, monkeypatch):
     min_replicas.cache_clear()
 
 
+@pytest.mark.timeout(900)  # a Sentinel group, workers and an API started, then a failover: long on a loaded machine
 async def test_every_accepted_invocation_settles_after_the_master_is_killed_and_nothing_acknowledged_is_lost(
         failover_cluster):
     group, pool, tool_runs, api = failover_cluster
