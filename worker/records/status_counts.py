@@ -2,56 +2,138 @@
 
 The status scripts keep the counts (``keys.status_counts``, ``lua/lib/status_counts.lua``) in the same step as
 each transition, from the enqueue that creates a record to the sweep that removes it (``lua/invocations/
-forget.lua``), so a read is a few HMGETs: one per shard in use (one on a single node), whatever the number of
-invocations. Three scopes: the whole deployment, some apps, or some users of some apps.
+forget.lua``), as *flows*: one field per scope and transition (``<scope><from>><to>``, ``''`` for no status)
+that only grows, so a transition costs one HINCRBY per scope. The count of a status is the flows into it less
+the flows out of it, worked out here from one HMGET per shard in use (one on a single node), whatever the
+number of invocations. Three scopes: some users of some apps, some apps (the two the scripts write), or the
+whole deployment: the sum of the apps listed in the hash's ``!apps``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 from typing import Any
 
 from runtime.redis_store import keys
+from runtime.redis_store.codec import text
 from runtime.statuses import STATUSES
 from worker.config.shards import in_use
 
+log = logging.getLogger("agentq.status_counts")
 
-def count_fields(apps: list[str] | None = None, users: list[str] | None = None) -> dict[str, list[str]]:
-    """The counter fields to add up for each status: every app's (``apps`` None), those ``apps``' (``users``
-    None), or those of ``users`` in ``apps``. Names are escaped as in the keys' hash tags, as the scripts do."""
+FLOWS: tuple[tuple[str, str], ...] = tuple(
+    (start, end) for start in ("", *STATUSES) for end in ("", *STATUSES) if start != end)
+"""Every (from, to) a script can count, ``''`` for no status (created, removed): a scope's fields, in order."""
+
+APPS = "!apps"
+"""The field of ``keys.status_counts`` listing the apps counted in it, escaped, as ``' <app> <app> '``."""
+
+UNDERFLOWS = "!underflows"
+"""The field of ``keys.status_counts`` where the previous layout (per-status counters, layout 1) counted the
+transitions that would have moved a counter below zero; kept through the upgrade, part of ``count_underflows``."""
+
+
+def app_scope(app: str) -> str:
+    """The field prefix of one app's flows (its name escaped as in the keys' hash tags, as the scripts do)."""
+    return f"a:{keys.app_tag(app)[1:-1]}:"
+
+
+def user_scope(app: str, user: str) -> str:
+    """The field prefix of one user's flows in one app."""
+    return f"u:{keys.user_tag(app, user)[1:-1]}:"
+
+
+def flow_fields(scope: str) -> list[str]:
+    """A scope's flow fields, in ``FLOWS`` order."""
+    return [f"{scope}{start}>{end}" for start, end in FLOWS]
+
+
+def net_counts(values: list[Any]) -> dict[str, int]:
+    """Every status's count from one scope's flow values (HMGET replies in ``FLOWS`` order, None: 0); below
+    zero only through a bug (``count_underflows`` finds those)."""
+    counts = dict.fromkeys(STATUSES, 0)
+    for (start, end), value in zip(FLOWS, values, strict=True):
+        if value is not None:
+            n = int(value)
+            if start:
+                counts[start] -= n
+            if end:
+                counts[end] += n
+    return counts
+
+
+def listed_apps(raw: Any) -> list[str]:
+    """The escaped app names of an ``!apps`` value (None: none yet)."""
+    return text(raw).split() if raw is not None else []
+
+
+def scopes_of(apps: list[str] | None, users: list[str] | None) -> list[str] | None:
+    """The scopes whose counts add up to what was asked: None for every app (``!apps`` says which)."""
     if apps is None:
-        return {status: [status] for status in STATUSES}
+        return None
     if users is None:
-        scopes = ["a:" + keys.app_tag(app)[1:-1] for app in apps]
-    else:
-        scopes = ["u:" + keys.user_tag(app, user)[1:-1] for app in apps for user in users]
-    return {status: [f"{scope}:{status}" for scope in scopes] for status in STATUSES}
+        return [app_scope(app) for app in apps]
+    return [user_scope(app, user) for app in apps for user in users]
+
+
+async def _shard_scopes(redis: Any, key: str, scopes: list[str] | None) -> list[dict[str, int]]:
+    """Each scope's counts in one shard's hash; every app's when ``scopes`` is None (one more read first)."""
+    if scopes is None:
+        scopes = [f"a:{app}:" for app in listed_apps(await redis.hget(key, APPS))]
+    if not scopes:
+        return []
+    values = await redis.hmget(key, [field for scope in scopes for field in flow_fields(scope)])
+    per = len(FLOWS)
+    return [net_counts(values[n * per : (n + 1) * per]) for n in range(len(scopes))]
 
 
 async def count_by_status(redis: Any, *, cluster: bool, apps: list[str] | None = None,
                           users: list[str] | None = None) -> dict[str, int]:
-    """Every status with how many invocations have it now, in the scope of ``count_fields``."""
-    fields = count_fields(apps, users)
-    flat = [field for status in STATUSES for field in fields[status]]
+    """Every status with how many invocations have it now: of every app (``apps`` None), of those ``apps``
+    (``users`` None), or of those ``users`` in ``apps``. A count below zero (a bug) reads as 0 and is logged."""
     counts = dict.fromkeys(STATUSES, 0)
-    if not flat:
+    scopes = scopes_of(apps, users)
+    if scopes == []:
         return counts
     shards = await in_use(redis, cluster=cluster)
-    replies = await asyncio.gather(*(redis.hmget(keys.status_counts(shard), flat) for shard in shards))
-    per_status = len(flat) // len(STATUSES)  # the same number of fields for each status, in STATUSES order
-    for reply in replies:
-        for n, status in enumerate(STATUSES):
-            counts[status] += sum(int(value or 0) for value in reply[n * per_status : (n + 1) * per_status])
+    replies = await asyncio.gather(*(_shard_scopes(redis, keys.status_counts(shard), scopes) for shard in shards))
+    for scope_counts in (one for reply in replies for one in reply):
+        for status, n in scope_counts.items():
+            if n < 0:
+                log.warning("status count %r is below zero (%d): read as 0", status, n)
+            counts[status] += max(n, 0)
     return counts
 
 
-UNDERFLOWS = "!underflows"
-"""The field of ``keys.status_counts`` counting transitions that would have moved a counter below zero (a bug;
-``lua/lib/status_counts.lua`` leaves the counter at zero and logs it in the Redis log)."""
-
-
 async def count_underflows(redis: Any, *, cluster: bool) -> int:
-    """How many times a status count would have gone below zero, over every shard in use (0 when exact)."""
+    """How many app status counts are below zero now (a bug), over every shard in use, plus the previous
+    layout's ``!underflows``; 0 when the counts are exact. Checked at read time: a transition adds to one
+    flow per scope and does not read the others."""
     shards = await in_use(redis, cluster=cluster)
-    replies = await asyncio.gather(*(redis.hget(keys.status_counts(shard), UNDERFLOWS) for shard in shards))
-    return sum(int(value or 0) for value in replies)
+
+    async def one(key: str) -> int:
+        apps_raw, underflows = await redis.hmget(key, [APPS, UNDERFLOWS])
+        below = sum(n < 0 for counts in await _shard_scopes(
+            redis, key, [f"a:{app}:" for app in listed_apps(apps_raw)]) for n in counts.values())
+        return below + int(underflows or 0)
+
+    return sum(await asyncio.gather(*(one(keys.status_counts(shard)) for shard in shards)))
+
+
+def every_scope_below_zero(fields: dict[str, str]) -> dict[str, int]:
+    """``'<scope><status>'`` -> its count, for every count below zero in one shard's whole hash (HGETALL,
+    decoded): the check of every scope, users' included, that tests run after each transition they make."""
+    flows: dict[str, dict[str, int]] = {}
+    for field, value in fields.items():
+        if field.startswith("!") or ">" not in field:
+            continue
+        scope_and_start, _, end = field.rpartition(">")
+        scope, _, start = scope_and_start.rpartition(":")
+        flows.setdefault(scope + ":", {})[f"{start}>{end}"] = int(value)
+    below = {}
+    for scope, by_flow in flows.items():
+        for status, n in net_counts([by_flow.get(f"{start}>{end}") for start, end in FLOWS]).items():
+            if n < 0:
+                below[scope + status] = n
+    return below
