@@ -12,18 +12,20 @@ from __future__ import annotations
 
 import asyncio
 import random
+import re
 import time
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
-from runtime.redis_store import keys
+from runtime.redis_store import keys, lua
 from runtime.statuses import FINAL, STATUSES
 from worker.fleet import lease
 from worker.fleet.sweeper import sweep_once
 from worker.records.record import PendingCall
 from worker.records.retention import RetentionPolicy
-from worker.records.status_counts import count_by_status, count_underflows, every_scope_below_zero
+from worker.records.status_counts import MOVES, count_by_status, count_underflows, every_scope_below_zero
 from worker.records.store import InvocationStore
 
 from .test_lifecycle import RecordingCelery
@@ -161,6 +163,30 @@ async def test_each_transition_adds_one_to_one_flow_per_scope_and_a_users_flows_
             "!apps": " shop ", **app_flows, "a:shop:completed>": "1"}
         assert await count_by_status(store.redis, cluster=False) == dict.fromkeys(STATUSES, 0)
         assert await store.redis.hget(keys.invocation_index(), invocation_id) is None
+    finally:
+        await store.aclose()
+
+
+def test_the_reader_reads_the_flows_of_every_move_the_lua_library_counts_in_one_flow():
+
+    library = (Path(lua.__file__).parent / "lib" / "status_counts.lua").read_text()
+    block = library[library.index("local COUNT_MOVES = {") : library.index("local COUNT_MOVE = {}")]
+    assert tuple(re.findall(r"\{'([a-z]+)', '([a-z]+)'\}", block)) == MOVES
+
+
+async def test_a_move_outside_the_listed_ones_is_counted_as_a_removal_and_a_creation(redis_url):
+    store = InvocationStore(redis_url, celery_app=RecordingCelery())
+    try:
+        await store.create_session("shop", "ann", "s")
+        invocation_id = await store.enqueue("shop", "ann", "s", "hi", None, None)
+        claim = await lease.acquire(store, invocation_id, "w", ttl_s=LEASE_S)
+        assert (await lease.settle(store, claim, "completed"))[0] == "ok"
+        # what a script moving a completed invocation back to queued would count (no script does today)
+        script = "local who = {'shop', 'ann', '1'}\ncount_move_known(KEYS[1], KEYS[2], who, 'completed', 'queued')"
+        library = (Path(lua.__file__).parent / "lib" / "status_counts.lua").read_text()
+        await store.redis.eval(library + "\n" + script, 2, keys.status_counts(), "agentq:unused")
+        assert await count_by_status(store.redis, cluster=False) == {**dict.fromkeys(STATUSES, 0), "queued": 1}
+        assert await store.redis.hmget(keys.status_counts(), ["a:shop:completed>", "a:shop:>queued"]) == ["1", "2"]
     finally:
         await store.aclose()
 

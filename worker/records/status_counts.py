@@ -12,6 +12,7 @@ whole deployment: the sum of the apps listed in the hash's ``!apps``.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from typing import Any
 
@@ -22,9 +23,18 @@ from worker.config.shards import in_use
 
 log = logging.getLogger("agentq.status_counts")
 
-FLOWS: tuple[tuple[str, str], ...] = tuple(
-    (start, end) for start in ("", *STATUSES) for end in ("", *STATUSES) if start != end)
-"""Every (from, to) a script can count, ``''`` for no status (created, removed): a scope's fields, in order."""
+MOVES: tuple[tuple[str, str], ...] = (
+    ("queued", "running"), ("queued", "cancelled"), ("queued", "failed"),
+    ("running", "parked"), ("running", "completed"), ("running", "failed"), ("running", "cancelled"),
+    ("running", "queued"),
+    ("parked", "queued"), ("parked", "cancelled"), ("parked", "failed"),
+)
+"""The moves between two statuses that the scripts count in one flow (``COUNT_MOVES`` in the Lua library, in
+the same order); any other one is counted there as a removal and a creation."""
+
+FLOWS: tuple[tuple[str, str], ...] = (
+    *(("", status) for status in STATUSES), *((status, "") for status in STATUSES), *MOVES)
+"""Every (from, to) the scripts count, ``''`` for no status (created, removed): a scope's fields, in order."""
 
 APPS = "!apps"
 """The field of ``keys.status_counts`` listing the apps counted in it, escaped, as ``' <app> <app> '``."""
@@ -44,9 +54,10 @@ def user_scope(app: str, user: str) -> str:
     return f"u:{keys.user_tag(app, user)[1:-1]}:"
 
 
-def flow_fields(scope: str) -> list[str]:
-    """A scope's flow fields, in ``FLOWS`` order."""
-    return [f"{scope}{start}>{end}" for start, end in FLOWS]
+@functools.lru_cache(maxsize=4096)
+def flow_fields(scope: str) -> tuple[str, ...]:
+    """A scope's flow fields, in ``FLOWS`` order (the same few scopes are read again and again)."""
+    return tuple(f"{scope}{start}>{end}" for start, end in FLOWS)
 
 
 def net_counts(values: list[Any]) -> dict[str, int]:
@@ -77,48 +88,56 @@ def scopes_of(apps: list[str] | None, users: list[str] | None) -> list[str] | No
     return [user_scope(app, user) for app in apps for user in users]
 
 
-async def _shard_scopes(redis: Any, key: str, scopes: list[str] | None) -> list[dict[str, int]]:
-    """Each scope's counts in one shard's hash; every app's when ``scopes`` is None (one more read first)."""
-    if scopes is None:
-        scopes = [f"a:{app}:" for app in listed_apps(await redis.hget(key, APPS))]
-    if not scopes:
-        return []
-    values = await redis.hmget(key, [field for scope in scopes for field in flow_fields(scope)])
-    per = len(FLOWS)
-    return [net_counts(values[n * per : (n + 1) * per]) for n in range(len(scopes))]
+_listed: dict[str, str] = {}
+"""The ``!apps`` each status counts key had at this process's last read of every app: the next read asks for
+those apps' flows in the same HMGET as ``!apps`` itself, and only when ``!apps`` changed meanwhile (a new
+app) reads again."""
+
+
+async def _scope_counts(redis: Any, key: str, scopes: list[str] | None) -> tuple[list[dict[str, int]], int]:
+    """Each scope's counts in one shard's hash, every listed app's when ``scopes`` is None, and the previous
+    layout's ``!underflows`` there. One HMGET (two when an app was added since this process last looked)."""
+    while True:
+        listed = _listed.get(key, "") if scopes is None else ""
+        asked = [f"a:{app}:" for app in listed.split()] if scopes is None else scopes
+        values = await redis.hmget(key, [APPS, UNDERFLOWS, *(field for scope in asked for field in flow_fields(scope))])
+        now_listed = text(values[0]) if values[0] is not None else ""
+        if scopes is None and now_listed != listed:
+            _listed[key] = now_listed
+            continue
+        per = len(FLOWS)
+        return [net_counts(values[2 + n * per : 2 + (n + 1) * per]) for n in range(len(asked))], int(values[1] or 0)
+
+
+async def _every_shard(redis: Any, cluster: bool, scopes: list[str] | None) -> list[tuple[list[dict[str, int]], int]]:
+    shards = await in_use(redis, cluster=cluster)
+    return await asyncio.gather(*(_scope_counts(redis, keys.status_counts(shard), scopes) for shard in shards))
 
 
 async def count_by_status(redis: Any, *, cluster: bool, apps: list[str] | None = None,
                           users: list[str] | None = None) -> dict[str, int]:
     """Every status with how many invocations have it now: of every app (``apps`` None), of those ``apps``
-    (``users`` None), or of those ``users`` in ``apps``. A count below zero (a bug) reads as 0 and is logged."""
+    (``users`` None), or of those ``users`` in ``apps``. One HMGET per shard. A count below zero (a bug) reads
+    as 0 and is logged."""
     counts = dict.fromkeys(STATUSES, 0)
     scopes = scopes_of(apps, users)
     if scopes == []:
         return counts
-    shards = await in_use(redis, cluster=cluster)
-    replies = await asyncio.gather(*(_shard_scopes(redis, keys.status_counts(shard), scopes) for shard in shards))
-    for scope_counts in (one for reply in replies for one in reply):
-        for status, n in scope_counts.items():
-            if n < 0:
-                log.warning("status count %r is below zero (%d): read as 0", status, n)
-            counts[status] += max(n, 0)
+    for per_scope, _ in await _every_shard(redis, cluster, scopes):
+        for scope_counts in per_scope:
+            for status, n in scope_counts.items():
+                if n < 0:
+                    log.warning("status count %r is below zero (%d): read as 0", status, n)
+                counts[status] += max(n, 0)
     return counts
 
 
 async def count_underflows(redis: Any, *, cluster: bool) -> int:
     """How many app status counts are below zero now (a bug), over every shard in use, plus the previous
     layout's ``!underflows``; 0 when the counts are exact. Checked at read time: a transition adds to one
-    flow per scope and does not read the others."""
-    shards = await in_use(redis, cluster=cluster)
-
-    async def one(key: str) -> int:
-        apps_raw, underflows = await redis.hmget(key, [APPS, UNDERFLOWS])
-        below = sum(n < 0 for counts in await _shard_scopes(
-            redis, key, [f"a:{app}:" for app in listed_apps(apps_raw)]) for n in counts.values())
-        return below + int(underflows or 0)
-
-    return sum(await asyncio.gather(*(one(keys.status_counts(shard)) for shard in shards)))
+    flow per scope and reads none."""
+    return sum(sum(n < 0 for counts in per_scope for n in counts.values()) + underflows
+               for per_scope, underflows in await _every_shard(redis, cluster, None))
 
 
 def every_scope_below_zero(fields: dict[str, str]) -> dict[str, int]:

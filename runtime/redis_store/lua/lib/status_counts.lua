@@ -10,7 +10,19 @@
 -- Nothing checks for a count below zero here (it would take a read of every flow of the scope per transition):
 -- the readers do (worker.records.status_counts.count_underflows, agentq_status_count_underflows on /metrics).
 
-local COUNT_ENDS = {'', 'queued', 'running', 'parked', 'completed', 'failed', 'cancelled'}
+local COUNT_STATUSES = {'queued', 'running', 'parked', 'completed', 'failed', 'cancelled'}
+-- The moves between two statuses the status scripts make, each counted in one flow per scope. Any other one
+-- is counted as a removal from 'from' and a creation in 'to' (two flows per scope), so the counts stay exact
+-- whatever a script does; worker.records.status_counts.MOVES lists the same, in the same order (a test
+-- compares them), and reads only these flows and the creations and removals.
+local COUNT_MOVES = {
+  {'queued', 'running'}, {'queued', 'cancelled'}, {'queued', 'failed'},
+  {'running', 'parked'}, {'running', 'completed'}, {'running', 'failed'}, {'running', 'cancelled'},
+  {'running', 'queued'},
+  {'parked', 'queued'}, {'parked', 'cancelled'}, {'parked', 'failed'},
+}
+local COUNT_MOVE = {}
+for _, move in ipairs(COUNT_MOVES) do COUNT_MOVE[move[1] .. '>' .. move[2]] = true end
 
 -- A name escaped as keys.user_tag escapes it (Python's urllib.parse.quote with nothing safe): every byte but
 -- ASCII letters, digits and '_.-~' as %XX. The Lua state runs in the C locale, so %w is ASCII only. An escaped
@@ -29,30 +41,39 @@ local function count_list_app(counts, app)
     redis.call('HSET', counts, '!apps', listed .. app .. ' ')
   end
 end
--- A user whose last invocation was just removed: when every one of its counts is back at zero, its flow
--- fields leave the hash (the hash holds only the users with invocations, and a user's fields do not outlive
--- its records). A count below zero (a bug) is logged and its fields are kept for the readers to find.
-local function count_drop_user_if_empty(counts, scope)
+-- A scope's flow fields (worker.records.status_counts.FLOWS, in the same order: a creation in each status,
+-- a removal from each, then COUNT_MOVES), and the (from, to) of each.
+local function count_flow_fields(scope)
   local fields, ends = {}, {}
-  for _, from in ipairs(COUNT_ENDS) do
-    for _, to in ipairs(COUNT_ENDS) do
-      if from ~= to then
-        fields[#fields + 1] = scope .. from .. '>' .. to
-        ends[#ends + 1] = {from, to}
-      end
-    end
+  local function add(from, to)
+    fields[#fields + 1] = scope .. from .. '>' .. to
+    ends[#ends + 1] = {from, to}
   end
-  local values = redis.call('HMGET', counts, unpack(fields))
+  for _, status in ipairs(COUNT_STATUSES) do add('', status) end
+  for _, status in ipairs(COUNT_STATUSES) do add(status, '') end
+  for _, move in ipairs(COUNT_MOVES) do add(move[1], move[2]) end
+  return fields, ends
+end
+-- Each status's count in one scope (status -> flows in less flows out; absent: 0) from the HMGET of its
+-- count_flow_fields.
+local function count_net(values, ends)
   local net = {}
   for i, value in ipairs(values) do
     if value then
       local n, from, to = tonumber(value), ends[i][1], ends[i][2]
-      net[from] = (net[from] or 0) - n
-      net[to] = (net[to] or 0) + n
+      if from ~= '' then net[from] = (net[from] or 0) - n end
+      if to ~= '' then net[to] = (net[to] or 0) + n end
     end
   end
-  for status, n in pairs(net) do
-    if status ~= '' and n ~= 0 then
+  return net
+end
+-- A user whose last invocation was just removed: when every one of its counts is back at zero, its flow
+-- fields leave the hash (the hash holds only the users with invocations, and a user's fields do not outlive
+-- its records). A count below zero (a bug) is logged and its fields are kept for the readers to find.
+local function count_drop_user_if_empty(counts, scope)
+  local fields, ends = count_flow_fields(scope)
+  for status, n in pairs(count_net(redis.call('HMGET', counts, unpack(fields)), ends)) do
+    if n ~= 0 then
       if n < 0 then
         redis.log(redis.LOG_WARNING, 'agentq: status count ' .. scope .. status .. ' is below zero: ' .. n)
       end
@@ -70,6 +91,10 @@ local function count_move_known(counts, record, who, from, to)
     from = nil  -- never counted in any status
     if not to then return end
     redis.call('HSET', record, 'counted', '1')
+  end
+  if from and to and not COUNT_MOVE[from .. '>' .. to] then  -- not one of COUNT_MOVES: out, then in
+    count_move_known(counts, record, who, from, nil)
+    from = nil
   end
   local app = count_escape(who[1])
   local user = 'u:' .. app .. '/' .. count_escape(who[2]) .. ':'
