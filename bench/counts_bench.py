@@ -7,7 +7,7 @@ capped at 5,000 records).
 
 Two embedded redis-servers (AOF on): one with 20 invocations (the anchor), one with 100,000. In each, one
 completed and one parked invocation are made by the real scripts (enqueue, claim, settle); the rest are clones
-of those records under new ids, written with the index entries and counter increments the scripts write, so the
+of those records under new ids, written with the index entries and count flows the scripts write, so the
 stores hold what a deployment would hold without running 100,000 agents. Timed one call after another, the
 stores interleaved, median of many calls. Target (DESIGN 7, issue 19): exact at any size, and a read within 1.5x
 of the anchor's (O(1) in the number of invocations).
@@ -53,7 +53,7 @@ async def _template(store, status: str) -> dict[str, str]:
 async def _fill(store, n: int) -> None:
     """``n`` invocations of ``USERS`` users, one in ten parked, the rest completed (two made by the scripts)."""
     from runtime.redis_store import keys
-    from worker.records.status_counts import count_fields
+    from worker.records.status_counts import APPS, app_scope, user_scope
 
     templates = {status: await _template(store, status) for status in ("completed", "parked")}
     redis = store.redis
@@ -66,9 +66,10 @@ async def _fill(store, n: int) -> None:
             pipe.hset(keys.invocation(APP, user, invocation_id), mapping={
                 **templates[status], "id": invocation_id, "user_id": user})
             pipe.hset(keys.invocation_index(), invocation_id, json.dumps([APP, user, "s"]))
-            for fields in (count_fields()[status], count_fields([APP])[status], count_fields([APP], [user])[status]):
-                pipe.hincrby(keys.status_counts(), fields[0], 1)
+            for scope in (app_scope(APP), user_scope(APP, user)):  # the creation flows (lua/lib/status_counts.lua)
+                pipe.hincrby(keys.status_counts(), f"{scope}>{status}", 1)
         await pipe.execute()
+    await redis.hset(keys.status_counts(), APPS, f" {app_scope(APP)[2:-1]} ")
 
 
 async def _legacy_counts(redis, limit: int | None) -> dict[str, int]:

@@ -17,8 +17,8 @@ Phases, each N invocations on fresh sessions, enqueued with up to IN_FLIGHT at o
 - ``chatter`` streamed (SSE) against ``chatter`` not streamed: the difference per chunk is the cost **per
   published partial chunk**.
 Sessions are created before each phase's counters are reset (their cost is printed apart, ``create_session``).
-The client waits by reading one counter (HGET of the app's completed count) every 50 ms; those HGETs are taken
-out of the figures.
+The client waits by reading the completed count (one HMGET) every 50 ms; those HMGETs are taken out of the
+figures.
 
 ``--tree PATH`` runs the same phases with another checkout's code (client and worker, under PATH/.venv), to
 measure a "before" beside the current tree on the same machine.
@@ -95,8 +95,16 @@ async def phase(client, app: str, n: int, *, streaming: bool = False) -> dict:
     redis = client._store.redis
     user = f"cost-{time.time_ns()}"
     sessions = [(await client.create_session(app, user)).id for _ in range(n)]
-    completed_field = f"a:{keys.app_tag(app)[1:-1]}:completed"
-    start_count = int(await redis.hget(keys.status_counts(), completed_field) or 0)
+    # the app's completed count (a per-status counter, layout 1) and the fresh user's completions (a flow,
+    # layout 2), so a --tree of either layout is followed by the same read
+    watched = [f"a:{keys.app_tag(app)[1:-1]}:completed", f"u:{keys.user_tag(app, user)[1:-1]}:running>completed"]
+
+    async def completed() -> int:
+        counter, flow = await redis.hmget(keys.status_counts(), watched)
+        return max(int(counter or 0) - start_count, int(flow or 0))
+
+    start_count = 0
+    start_count = await completed()
     run_config = {"streaming_mode": "sse"} if streaming else None
     gate = asyncio.Semaphore(IN_FLIGHT)
 
@@ -109,7 +117,7 @@ async def phase(client, app: str, n: int, *, streaming: bool = False) -> dict:
     await asyncio.gather(*(one(s) for s in sessions))
     polls = 0
     deadline = time.monotonic() + 2400
-    while int(await redis.hget(keys.status_counts(), completed_field) or 0) - start_count < n:
+    while await completed() < n:
         polls += 1
         assert time.monotonic() < deadline, f"{app!r}: not every invocation completed"
         await asyncio.sleep(0.05)
@@ -118,7 +126,7 @@ async def phase(client, app: str, n: int, *, streaming: bool = False) -> dict:
     calls.pop("info", None)
     calls.pop("config|resetstat", None)
     calls.pop("config", None)
-    calls["hget"] = calls.get("hget", 0) - polls
+    calls["hmget"] = calls.get("hmget", 0) - polls
     total = sum(calls.values())
     return {"app": app, "streaming": streaming, "n": n, "commands": total,
             "redis_cpu_s": cpu_after - cpu_before, "by_command": dict(sorted(calls.items(), key=lambda kv: -kv[1]))}

@@ -11,7 +11,7 @@ from runtime.errors import UsageError
 
 from .keys._naming import PREFIX
 
-LAYOUT_VERSION = 1
+LAYOUT_VERSION = 2
 """The layout this code writes and reads."""
 
 LAYOUTS = {
@@ -19,6 +19,8 @@ LAYOUTS = {
        "no app-wide parked index",
     1: "records counted once in the status counts ('counted' marker), parked ones in the app-wide parked index, "
        "final records removed by retention (the sweeper's due set) instead of a TTL",
+    2: "status counts kept as flows (one monotonic field per scope and transition, the deployment's counts "
+       "the sum of its apps') instead of one counter per status and scope",
 }
 """What each layout is, for the migration's report and the refusals."""
 

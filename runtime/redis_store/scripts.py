@@ -71,8 +71,10 @@ SCHEDULE_FIRE = LuaScript("schedules/fire")
 # Artifact saves from a run, fenced by the run's lease (runtime.artifacts.redis_artifact_service).
 ARTIFACT_SAVE = LuaScript("artifacts/save")
 
-# Layout migrations (worker.migrate): one record brought forward per call, idempotent.
+# Layout migrations (worker.migrate): one record brought forward per call, idempotent; layout 1's per-status
+# counters turned into flows, a batch of fields per call, idempotent.
 MIGRATE_RECORD = LuaScript("layout/migrate_record")
+FLOW_COUNTS = LuaScript("layout/flow_counts")
 
 ALL = {script.name: script for script in (
     CREATE_SESSION, COMMIT_EVENT, READ_SESSION, READ_SESSION_SINCE, PUBLISH_ENTRY,
@@ -81,6 +83,6 @@ ALL = {script.name: script for script in (
     WEBHOOK_CLAIM, WEBHOOK_DELIVERED, WEBHOOK_RETRY, WEBHOOK_DEAD, WEBHOOK_REDELIVER,
     SESSION_IDS, PARKED_PAGE, PARKED_FINGERPRINT, RATE_ADMIT, DUE_CLAIM, DUE_SETTLE,
     SCHEDULE_SAVE, SCHEDULE_DELETE, SCHEDULE_FIRE,
-    ARTIFACT_SAVE, MIGRATE_RECORD,
+    ARTIFACT_SAVE, MIGRATE_RECORD, FLOW_COUNTS,
 )}
 """Every script by its file name (a test checks each ``.lua`` file is here and loads)."""

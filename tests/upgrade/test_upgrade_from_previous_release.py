@@ -27,7 +27,14 @@ from runtime.redis_store import keys
 from runtime.redis_store.layout import LAYOUT_VERSION
 from runtime.redis_store.redis_url import redis_client_from_url
 from runtime.statuses import STATUSES
-from worker.records.status_counts import UNDERFLOWS, count_fields
+from worker.records.status_counts import (
+    APPS,
+    UNDERFLOWS,
+    every_scope_below_zero,
+    flow_fields,
+    listed_apps,
+    net_counts,
+)
 
 from . import previous_release
 
@@ -116,13 +123,13 @@ class Store:
         for key in self.client.scan_iter(match="agentq:{*}:i:*", count=1000):
             if not key.endswith((":journal", ":settled")):
                 truth[self.client.hget(key, "status")] += 1
-        fields = count_fields()
-        counted = dict(zip(STATUSES, (int(v or 0) for v in self.client.hmget(
-            keys.status_counts(), [fields[status][0] for status in STATUSES])), strict=True))
-        assert counted == {status: truth[status] for status in STATUSES}
-        assert self.client.hget(keys.status_counts(), UNDERFLOWS) is None
-        negative = {f: v for f, v in self.client.hgetall(keys.status_counts()).items() if int(v) < 0}
-        assert not negative
+        fields = self.client.hgetall(keys.status_counts())
+        counted = Counter()  # the deployment's counts: its apps' added up, as worker.records.status_counts does
+        for app in listed_apps(fields.get(APPS)):
+            counted.update(net_counts([fields.get(field) for field in flow_fields(f"a:{app}:")]))
+        assert {status: counted[status] for status in STATUSES} == {status: truth[status] for status in STATUSES}
+        assert UNDERFLOWS not in fields
+        assert every_scope_below_zero(fields) == {}
         return counted
 
 

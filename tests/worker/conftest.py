@@ -134,22 +134,25 @@ def user() -> str:
 
 
 def _underflows(url: str) -> int:
-    """``!underflows`` of the status counts on one node (worker.records.status_counts.UNDERFLOWS)."""
+    """Status counts below zero on one node, every scope's (users' too), plus the previous layout's
+    ``!underflows`` (worker.records.status_counts)."""
     import redis
 
-    from worker.records.status_counts import UNDERFLOWS
+    from worker.records.status_counts import UNDERFLOWS, every_scope_below_zero
 
-    client = redis.Redis.from_url(url)
+    client = redis.Redis.from_url(url, decode_responses=True)
     try:
-        return int(client.hget(keys.status_counts(), UNDERFLOWS) or 0)
+        fields = client.hgetall(keys.status_counts())
+        return len(every_scope_below_zero(fields)) + int(fields.get(UNDERFLOWS) or 0)
     finally:
         client.close()
 
 
 @pytest.fixture(autouse=True)
 def no_status_count_goes_below_zero(request):
-    """Fails the test during which a transition would have moved a status count below zero (the scripts leave
-    it at zero and count it: a bug, never a silent one), on the package's redis-server or the shared one."""
+    """Fails the test during which a status count went below zero (a transition from a status the invocation
+    was never counted in: a bug, never a silent one), in any scope, on the package's redis-server or the shared
+    one."""
     urls = []
     if "worker_redis" in request.fixturenames:
         urls.append(request.getfixturevalue("worker_redis").url)

@@ -138,7 +138,8 @@ def test_the_worker_modules_the_check_keeps_out_are_found_by_their_raw_redis_fun
             ("worker.records.inbox", "worker.records.status_counts", "worker.fleet.workers_alive")} == {
         "worker.records.inbox": ["_merge", "_page", "_slot_groups", "app_wide_page", "fingerprint", "parked_page",
                          "user_pairs"],
-        "worker.records.status_counts": ["count_by_status", "count_underflows"],
+        "worker.records.status_counts": ["_every_shard", "_scope_counts", "count_by_status",
+                                         "count_underflows"],
         "worker.fleet.workers_alive": ["alive_workers", "announced_apps"],
     }
 

@@ -12,18 +12,20 @@ from __future__ import annotations
 
 import asyncio
 import random
+import re
 import time
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
-from runtime.redis_store import keys
+from runtime.redis_store import keys, lua
 from runtime.statuses import FINAL, STATUSES
 from worker.fleet import lease
 from worker.fleet.sweeper import sweep_once
 from worker.records.record import PendingCall
 from worker.records.retention import RetentionPolicy
-from worker.records.status_counts import count_by_status
+from worker.records.status_counts import MOVES, count_by_status, count_underflows, every_scope_below_zero
 from worker.records.store import InvocationStore
 
 from .test_lifecycle import RecordingCelery
@@ -137,22 +139,74 @@ async def test_counts_stay_exact_over_100000_invocations_and_fall_as_retention_r
         await store.aclose()
 
 
-async def test_a_counter_at_zero_leaves_the_hash(redis_url):
+async def test_each_transition_adds_one_to_one_flow_per_scope_and_a_users_flows_leave_with_its_last_record(
+        redis_url):
     store = InvocationStore(redis_url, celery_app=RecordingCelery(), retention=RetentionPolicy(settled_s=0.1))
+    user = "u:shop/ann%2F%C3%A9%20e:"
     try:
         await store.create_session("shop", "ann/é e", "s")
         invocation_id = await store.enqueue("shop", "ann/é e", "s", "hi", None, None)
         assert await store.redis.hgetall(keys.status_counts()) == {
-            "queued": "1", "a:shop:queued": "1", "u:shop/ann%2F%C3%A9%20e:queued": "1"}
+            "!apps": " shop ", "a:shop:>queued": "1", f"{user}>queued": "1"}
         claim = await lease.acquire(store, invocation_id, "w", ttl_s=LEASE_S)
         assert (await lease.settle(store, claim, "completed"))[0] == "ok"
+        app_flows = {"a:shop:>queued": "1", "a:shop:queued>running": "1", "a:shop:running>completed": "1"}
         assert await store.redis.hgetall(keys.status_counts()) == {
-            "completed": "1", "a:shop:completed": "1", "u:shop/ann%2F%C3%A9%20e:completed": "1"}
+            "!apps": " shop ", **app_flows,
+            f"{user}>queued": "1", f"{user}queued>running": "1", f"{user}running>completed": "1"}
+        assert await count_by_status(store.redis, cluster=False) == {**dict.fromkeys(STATUSES, 0), "completed": 1}
         await store.redis.zadd(keys.retention_due(), {invocation_id: 0})
         await asyncio.sleep(0.2)
         assert await sweep_once(store) == 1
-        assert await store.redis.hgetall(keys.status_counts()) == {}
+        # the app's flows stay (apps are few; the deployment's counts add them up), the user's are gone
+        assert await store.redis.hgetall(keys.status_counts()) == {
+            "!apps": " shop ", **app_flows, "a:shop:completed>": "1"}
+        assert await count_by_status(store.redis, cluster=False) == dict.fromkeys(STATUSES, 0)
         assert await store.redis.hget(keys.invocation_index(), invocation_id) is None
+    finally:
+        await store.aclose()
+
+
+def test_the_reader_reads_the_flows_of_every_move_the_lua_library_counts_in_one_flow():
+
+    library = (Path(lua.__file__).parent / "lib" / "status_counts.lua").read_text()
+    block = library[library.index("local COUNT_MOVES = {") : library.index("local COUNT_MOVE = {}")]
+    assert tuple(re.findall(r"\{'([a-z]+)', '([a-z]+)'\}", block)) == MOVES
+
+
+async def test_a_move_outside_the_listed_ones_is_counted_as_a_removal_and_a_creation(redis_url):
+    store = InvocationStore(redis_url, celery_app=RecordingCelery())
+    try:
+        await store.create_session("shop", "ann", "s")
+        invocation_id = await store.enqueue("shop", "ann", "s", "hi", None, None)
+        claim = await lease.acquire(store, invocation_id, "w", ttl_s=LEASE_S)
+        assert (await lease.settle(store, claim, "completed"))[0] == "ok"
+        # what a script moving a completed invocation back to queued would count (no script does today)
+        script = "local who = {'shop', 'ann', '1'}\ncount_move_known(KEYS[1], KEYS[2], who, 'completed', 'queued')"
+        library = (Path(lua.__file__).parent / "lib" / "status_counts.lua").read_text()
+        await store.redis.eval(library + "\n" + script, 2, keys.status_counts(), "agentq:unused")
+        assert await count_by_status(store.redis, cluster=False) == {**dict.fromkeys(STATUSES, 0), "queued": 1}
+        assert await store.redis.hmget(keys.status_counts(), ["a:shop:completed>", "a:shop:>queued"]) == ["1", "2"]
+    finally:
+        await store.aclose()
+
+
+async def test_a_count_a_bug_took_below_zero_reads_as_zero_and_is_counted_as_an_underflow(redis_url):
+    store = InvocationStore(redis_url, celery_app=RecordingCelery())
+    try:
+        await store.create_session("shop", "ann", "s")
+        await store.enqueue("shop", "ann", "s", "hi", None, None)
+        assert await count_underflows(store.redis, cluster=False) == 0
+        # what a script moving an invocation out of a status it was never counted in would write
+        await store.redis.hincrby(keys.status_counts(), "a:shop:parked>queued", 1)
+        await store.redis.hincrby(keys.status_counts(), "u:shop/ann:parked>queued", 1)
+        assert await count_by_status(store.redis, cluster=False) == {
+            **dict.fromkeys(STATUSES, 0), "queued": 2}
+        assert await count_underflows(store.redis, cluster=False) == 1  # the app's parked count
+        assert every_scope_below_zero(await store.redis.hgetall(keys.status_counts())) == {
+            "a:shop:parked": -1, "u:shop/ann:parked": -1}
+        await store.redis.hincrby(keys.status_counts(), "a:shop:>parked", 1)  # undone, for the autouse check
+        await store.redis.hincrby(keys.status_counts(), "u:shop/ann:>parked", 1)
     finally:
         await store.aclose()
 

@@ -21,11 +21,13 @@ from runtime.redis_store import keys
 from runtime.redis_store.layout import LAYOUT_VERSION, layout_key
 from runtime.redis_store.redis_url import redis_client_from_url
 from runtime.statuses import STATUSES
+from worker.fleet import lease
+from worker.fleet.sweeper import sweep_once
 from worker.records import migrate
 from worker.records.codec import dumps
 from worker.records.record import PendingCall
 from worker.records.retention import RetentionPolicy
-from worker.records.status_counts import UNDERFLOWS, count_by_status
+from worker.records.status_counts import UNDERFLOWS, app_scope, count_by_status, user_scope
 from worker.records.store import InvocationStore
 
 from .test_lifecycle import RecordingCelery
@@ -149,6 +151,76 @@ async def test_a_stopped_migration_goes_on_from_where_it_stopped(store, sync_cli
     await _assert_counts_equal_a_scan(store)
 
 
+async def _layout_1_counts(store) -> dict[str, str]:
+    """The status counts put back as layout 1's scripts kept them (one counter per status in each of three
+    scopes, a counter at zero left out of the hash), worked out from the records' statuses, and the store
+    stamped with layout 1; the counters written."""
+    redis = store.redis
+    counters: Counter = Counter()
+    async for key in redis.scan_iter(match="agentq:{*}:i:*"):
+        if not key.endswith((":journal", ":settled")):
+            app, user, status = await redis.hmget(key, "app_name", "user_id", "status")
+            counters.update([status, f"{app_scope(app)}{status}", f"{user_scope(app, user)}{status}"])
+    layout_1 = {field: str(n) for field, n in counters.items()}
+    await redis.delete(keys.status_counts())
+    await redis.hset(keys.status_counts(), mapping=layout_1)
+    await redis.hset(layout_key(), "version", 1)
+    return layout_1
+
+
+async def test_a_layout_1_stores_per_status_counters_become_flows_that_read_the_same_and_keep_counting_exactly(
+        redis_url, sync_client):
+    store = InvocationStore(redis_url, celery_app=RecordingCelery(), retention=RetentionPolicy(settled_s=0.05))
+    try:
+        await _layout_1_counters_become_flows(store, sync_client)
+    finally:
+        await store.aclose()
+
+
+async def _layout_1_counters_become_flows(store, sync_client) -> None:
+    for app in ("app", "other/app"):
+        for n, user in enumerate(USERS):
+            session = f"s-{app}"
+            await store.create_session(app, user, session)
+            for status in ("completed", "parked", "failed", "completed")[: n + 2]:
+                invocation_id = await store.enqueue(app, user, session, "hi", None, None)
+                await _run(store, invocation_id, status, [PendingCall(id="c1", name="approve")] if
+                           status == "parked" else [])
+            await store.create_session(app, user, f"q-{app}")
+            await store.enqueue(app, user, f"q-{app}", "hi", None, None)  # stays queued
+    scopes = ({}, {"apps": ["app"]}, {"apps": ["other/app"]}, {"apps": ["app", "other/app"], "users": ["cé"]})
+    before = [await count_by_status(store.redis, cluster=False, **scope) for scope in scopes]
+    layout_1 = await _layout_1_counts(store)
+
+    report = migrate.migrate_store(sync_client, retention_s=3600, owner="test")
+    assert (report.from_version, report.to_version, report.counted) == (1, LAYOUT_VERSION, 0)
+    assert report.flows == len(layout_1)
+    assert f"  {len(layout_1)} per-status counter(s) turned into flows" in report.lines()
+    left = await store.redis.hgetall(keys.status_counts())
+    assert [field for field in left if field in layout_1] == []  # every counter of layout 1 is gone
+    assert sorted(left["!apps"].split()) == ["app", "other%2Fapp"]
+    for scope, counts in zip(scopes, before, strict=True):
+        assert await count_by_status(store.redis, cluster=False, **scope) == counts, scope
+    await _assert_counts_equal_a_scan(store)
+
+    # and the transitions go on from there: every parked one answered and completed, every final one swept
+    for record in [r for user in USERS for r in await store.list_invocations("app", user, "parked")]:
+        await store.respond(record.id, [{"id": "c1", "name": "approve", "response": {"ok": True}}])
+        claim = await lease.acquire(store, record.id, "w")
+        assert await lease.consume_responses(store, claim, claim.response_fields)
+        assert (await lease.settle(store, claim, "completed"))[0] == "ok"
+    await _assert_counts_equal_a_scan(store)
+    await asyncio.sleep(0.1)  # every final record is past its retention
+    while any(n for status, n in (await count_by_status(store.redis, cluster=False)).items()
+              if status in ("completed", "failed")):
+        await store.redis.zadd(keys.retention_due(), dict.fromkeys(
+            await store.redis.zrange(keys.retention_due(), 0, -1), 0))
+        await sweep_once(store)
+    await _assert_counts_equal_a_scan(store)
+    await store.redis.hdel(layout_key(), "version")
+    assert migrate.migrate_store(sync_client, retention_s=3600, owner="test").flows == 0  # nothing left to turn
+
+
 def _agentq(redis_url: str, *argv: str, env: dict | None = None) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "agentq.cli", *argv], capture_output=True, text=True, timeout=120,
                           cwd=ROOT, env={**os.environ, "AGENTQ_REDIS_URL": redis_url, "PYTHONPATH": str(ROOT),
@@ -178,7 +250,7 @@ def test_a_process_refuses_an_older_store_when_migrating_at_start_is_off_and_age
     assert f"layout 0 -> {LAYOUT_VERSION}" in done.stdout
     assert "1 counted in the status counts" in done.stdout
     assert "per 100,000 invocations" in done.stdout
-    assert sync_client.hget(keys.status_counts(), "parked") == "1"
+    assert sync_client.hmget(keys.status_counts(), ["a:app:>parked", "u:app/ann:>parked"]) == ["1", "1"]
     assert _agentq(redis_url, "migrate", "--check").returncode == 0
 
 

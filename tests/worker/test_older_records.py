@@ -8,9 +8,10 @@ import asyncio
 import pytest
 
 from runtime.redis_store import keys
+from runtime.statuses import STATUSES
 from worker.fleet.sweeper import sweep_once
 from worker.records.retention import RetentionPolicy
-from worker.records.status_counts import UNDERFLOWS, count_by_status
+from worker.records.status_counts import count_by_status, count_underflows, every_scope_below_zero
 from worker.records.store import InvocationStore
 
 from .test_lifecycle import RecordingCelery
@@ -51,9 +52,12 @@ async def test_an_invocation_counted_by_no_counter_is_counted_by_its_next_transi
     await _run(store, invocation_id, "completed")
     counts = await count_by_status(store.redis, cluster=False)
     assert {status: n for status, n in counts.items() if n} == {"completed": 1}
-    assert await store.redis.hget(keys.status_counts(), UNDERFLOWS) is None
+    assert await count_underflows(store.redis, cluster=False) == 0
     await store.redis.zadd(keys.retention_due(), {invocation_id: 0})
     await asyncio.sleep(0.05)
     await sweep_once(store)
     assert await _traces(store, invocation_id) == GONE
-    assert await store.redis.hgetall(keys.status_counts()) == {}
+    assert await count_by_status(store.redis, cluster=False) == dict.fromkeys(STATUSES, 0)
+    assert every_scope_below_zero(await store.redis.hgetall(keys.status_counts())) == {}
+    assert sorted(await store.redis.hkeys(keys.status_counts())) == [  # counted from its first transition on
+        "!apps", "a:app:>running", "a:app:completed>", "a:app:running>completed"]

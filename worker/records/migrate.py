@@ -33,7 +33,7 @@ from runtime.redis_store.layout import (
     read_version,
     too_new,
 )
-from runtime.redis_store.scripts import MIGRATE_RECORD
+from runtime.redis_store.scripts import FLOW_COUNTS, MIGRATE_RECORD
 from runtime.redis_store.slots import key_slot, shard_of, slot_tag
 from worker.fleet.workers_alive import ALIVE_S
 from worker.records.codec import dumps
@@ -60,6 +60,7 @@ class MigrationReport:
     to_version: int = LAYOUT_VERSION
     records: int = 0
     counted: int = 0
+    flows: int = 0
     indexed: int = 0
     persisted: int = 0
     due: int = 0
@@ -78,6 +79,7 @@ class MigrationReport:
         out = [f"layout {self.from_version} -> {self.to_version}" + (" (resumed)" if self.resumed else ""),
                f"  {self.records} invocation record(s) looked at, {self.vanished} gone meanwhile",
                f"  {self.counted} counted in the status counts (the others were counted already)",
+               f"  {self.flows} per-status counter(s) turned into flows",
                f"  {self.indexed} parked one(s) added to the app-wide parked index",
                f"  {self.persisted} TTL(s) taken off and handed to retention",
                f"  {self.due} retention entr(y/ies) added",
@@ -200,6 +202,8 @@ def _migrate(client, version: int, *, retention_ms: int, owner: str,
     report.resumed = cursor != 0
     if not cluster:
         client.script_load(MIGRATE_RECORD.source)
+    # first, so that the records' migration and the live transitions meanwhile count in flows on top of them
+    report.flows = _counters_to_flows(client, cluster)
     for batch in _record_batches(client, cursor, cluster):
         next_cursor, record_keys = batch
         _migrate_records(client, record_keys, report, retention_ms=retention_ms, cluster=cluster)
@@ -214,6 +218,36 @@ def _migrate(client, version: int, *, retention_ms: int, owner: str,
         _move_to_shards(client, report)
     report.seconds = time.monotonic() - started
     return report
+
+
+def _counters_to_flows(client, cluster: bool) -> int:
+    """Layout 1's per-status counters of every shard's status counts turned into flows
+    (``lua/layout/flow_counts.lua``, a batch of fields a call); how many. Nothing writes such a counter any more
+    (workers of an older layout are refused), so one HSCAN pass meets each one."""
+    shards = sorted(client.smembers(keys.shards())) if cluster else [""]
+    converted = 0
+    for shard in shards:
+        key = keys.status_counts(shard)
+        batch: list[str] = []
+        for found, _ in client.hscan_iter(key, count=SCAN_COUNT):
+            if ">" not in found and not found.startswith("!"):
+                batch.append(found)
+            if len(batch) >= SCAN_COUNT:
+                converted += _flow_counts(client, key, batch, cluster)
+                batch = []
+        if batch:
+            converted += _flow_counts(client, key, batch, cluster)
+    return converted
+
+
+def _flow_counts(client, key: str, fields: list[str], cluster: bool) -> int:
+    from redis.exceptions import NoScriptError
+
+    script_keys, args = FLOW_COUNTS.bind(status_counts=key, fields=fields)
+    try:
+        return int(client.evalsha(FLOW_COUNTS.sha, len(script_keys), *script_keys, *args))
+    except NoScriptError:
+        return int(client.eval(FLOW_COUNTS.source, len(script_keys), *script_keys, *args))
 
 
 def _record_batches(client, cursor: int, cluster: bool):

@@ -113,7 +113,9 @@ def app_parked(app_name: str, shard: str = "") -> str:
 
 
 def status_counts(shard: str = "") -> str:
-    """Hash: exact invocation counts by status, kept by the status scripts in the same step as each transition:
-    field ``<status>`` (all apps), ``a:<app>:<status>`` (one app) and ``u:<app>/<user>:<status>`` (one user,
-    names escaped as in ``user_tag``). Readers sum the shards in use (one on a single node)."""
+    """Hash: exact invocation counts by status, kept by the status scripts in the same step as each transition
+    as flows (``lua/lib/status_counts.lua``): field ``a:<app>:<from>><to>`` (one app) and
+    ``u:<app>/<user>:<from>><to>`` (one user, names escaped as in ``user_tag``; ``''`` for no status), each the
+    number of times an invocation went from ``from`` to ``to``; ``!apps`` lists the apps (the deployment's counts
+    add them up). Readers (``worker.records.status_counts``) sum the shards in use (one on a single node)."""
     return sharded("status_counts", shard)
