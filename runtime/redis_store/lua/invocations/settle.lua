@@ -16,10 +16,12 @@ local session = {record = KEYS[1], queue = KEYS[2], lease = KEYS[3], stream = KE
                  settled = KEYS[6], lease_expiries = KEYS[7], dispatch_due = KEYS[8], journal = KEYS[9],
                  parked = KEYS[10], webhook_due = KEYS[11], webhook_outbox = KEYS[12], app_parked = KEYS[13],
                  inbox_changes = KEYS[14], status_counts = KEYS[15]}
+local entry
 if ARGV[3] == 'parked' then
-  park_step(session, ARGV[2], ARGV[4], ARGV[5], ARGV[9], 10)
+  entry = park_step(session, ARGV[2], ARGV[4], ARGV[5], ARGV[9], 10)
 else
-  settle_step(session, ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[9], 10)
+  entry = settle_step(session, ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[9], 10)
 end
-trim_stream(KEYS[4], KEYS[5], tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8]))
+-- The status entry's id is the stream's clock: the trim by age needs no TIME call.
+trim_stream(KEYS[4], KEYS[5], tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8]), entry_ms(entry))
 return {'ok', redis.call('LINDEX', KEYS[2], 0) or ''}

@@ -3,7 +3,7 @@
 -- calls, or final ('completed', 'failed'). Both hand the session to the next invocation (the lease deleted, the
 -- invocation off the queue), move the status count, write the record (its status, then the pairs from
 -- ARGV[first_field] to the end, before the webhook notification that carries them) and the status entry, and
--- drop the reaper's and the watchdog's entries. A parked invocation joins the user's and the app's parked
+-- drop the reaper's and the watchdog's entries. Both return the status entry's id. A parked invocation joins the user's and the app's parked
 -- indexes (the inbox); a final one leaves them and the active set, starts its retention, and one that had been
 -- answered tells the inbox feed how it ended ('settled'). The caller checked the lease and trims the stream.
 -- s: {record, queue, lease, stream, active, settled, lease_expiries, dispatch_due, journal, parked, webhook_due,
@@ -30,19 +30,21 @@ local function hand_over(s, v, invocation_id, status, now, status_data, first_fi
   if v.has.webhook then notify(s.record, s.webhook_due, s.webhook_outbox, invocation_id, status, now, '') end
   redis.call('DEL', s.lease)
   redis.call('LREM', s.queue, 1, invocation_id)
-  status_entry(s.stream, invocation_id, status_data)
+  local entry = status_entry(s.stream, invocation_id, status_data)
   redis.call('ZREM', s.lease_expiries, invocation_id)
   redis.call('ZREM', s.dispatch_due, invocation_id)
+  return entry
 end
 
 -- parked_member: JSON [user, invocation_id], its member of app_parked.
 local function park_step(s, invocation_id, now, status_data, parked_member, first_field)
   local v = settle_view(s.record)
-  hand_over(s, v, invocation_id, 'parked', now, status_data, first_field)
+  local entry = hand_over(s, v, invocation_id, 'parked', now, status_data, first_field)
   redis.call('ZADD', s.parked, v.created_at, invocation_id)
   redis.call('ZADD', s.app_parked, math.floor(tonumber(v.created_at) * 1000), parked_member)  -- app_parked_add
   inbox_change(s.inbox_changes, s.record, invocation_id, 'parked')
   settled_entry(s.settled, 'parked', retention_ms(v.retention_s))
+  return entry
 end
 
 local function settle_step(s, invocation_id, status, now, status_data, parked_member, first_field)
@@ -51,7 +53,7 @@ local function settle_step(s, invocation_id, status, now, status_data, parked_me
     if string.sub(field, 1, 2) == 'p:' then redis.call('HDEL', s.record, field) end
   end
   redis.call('ZREM', s.active, invocation_id)
-  hand_over(s, v, invocation_id, status, now, status_data, first_field)
+  local entry = hand_over(s, v, invocation_id, status, now, status_data, first_field)
   -- Only an answered invocation ('rseq', lua/invocations/respond.lua) was ever parked; the answer took it off
   -- the parked indexes already, and these are kept for what an older release may have left there.
   if v.has.rseq then
@@ -62,4 +64,5 @@ local function settle_step(s, invocation_id, status, now, status_data, parked_me
   local keep = retention_ms(v.retention_s)  -- expire_final
   settled_entry(s.settled, status, keep)
   redis.call('PEXPIRE', s.journal, keep)
+  return entry
 end
