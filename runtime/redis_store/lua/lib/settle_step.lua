@@ -7,7 +7,8 @@
 -- indexes (the inbox); a final one leaves them and the active set, starts its retention, and one that had been
 -- answered tells the inbox feed how it ended ('settled'). The caller checked the lease and trims the stream.
 -- s: {record, queue, lease, stream, active, settled, lease_expiries, dispatch_due, journal, parked, webhook_due,
---     webhook_outbox, app_parked, inbox_changes, status_counts}
+--     webhook_outbox, app_parked, inbox_changes, status_counts, lease_indexed}
+--   lease_indexed: false when no heartbeat can have put the invocation in lease_expiries (its ZREM is skipped)
 -- What the steps read of the record, once (one HGETALL: which fields it has and the values they need; a
 -- record is a few hundred bytes, and HKEYS + HMGET cost two commands for the same), instead of a read per
 -- question: v.has[field] (true when present), v.status, v.who ({app_name, user_id, counted}, as
@@ -31,7 +32,7 @@ local function hand_over(s, v, invocation_id, status, now, status_data, first_fi
   redis.call('DEL', s.lease)
   redis.call('LREM', s.queue, 1, invocation_id)
   local entry = status_entry(s.stream, invocation_id, status_data)
-  redis.call('ZREM', s.lease_expiries, invocation_id)
+  if s.lease_indexed then redis.call('ZREM', s.lease_expiries, invocation_id) end
   redis.call('ZREM', s.dispatch_due, invocation_id)
   return entry
 end
