@@ -3,9 +3,10 @@
 -- calls, or final ('completed', 'failed'). Both hand the session to the next invocation (the lease deleted, the
 -- invocation off the queue), move the status count, write the record (its status, then the pairs from
 -- ARGV[first_field] to the end, before the webhook notification that carries them) and the status entry, and
--- drop the reaper's and the watchdog's entries. Both return the status entry's id. A parked invocation joins the user's and the app's parked
--- indexes (the inbox); a final one leaves them and the active set, starts its retention, and one that had been
--- answered tells the inbox feed how it ended ('settled'). The caller checked the lease and trims the stream.
+-- drop the reaper's and the watchdog's entries; both return the status entry's id. A parked invocation joins
+-- the user's and the app's parked indexes (the inbox); a final one leaves them and the active set (its retention
+-- runs from its finished_at: worker.fleet.sweeper), and one that had been answered tells the inbox feed how it
+-- ended ('settled'). The caller checked the lease and trims the stream.
 -- s: {record, queue, lease, stream, active, settled, lease_expiries, dispatch_due, journal, parked, webhook_due,
 --     webhook_outbox, app_parked, inbox_changes, status_counts, lease_indexed}
 --   lease_indexed: false when no heartbeat can have put the invocation in lease_expiries (its ZREM is skipped)
@@ -62,8 +63,9 @@ local function settle_step(s, invocation_id, status, now, status_data, parked_me
     redis.call('ZREM', s.app_parked, parked_member)
     inbox_change(s.inbox_changes, s.record, invocation_id, 'settled')
   end
-  local keep = retention_ms(v.retention_s)  -- expire_final
-  settled_entry(s.settled, status, keep)
-  redis.call('PEXPIRE', s.journal, keep)
+  -- No TTLs on its settled stream and tool journal: the sweeper's FORGET (lua/invocations/forget.lua) deletes
+  -- both with the record once its retention has passed (its retention_due entry is written at enqueue), as
+  -- DELETE session does; two PEXPIREs per settle bought nothing more.
+  settled_add(s.settled, status)
   return entry
 end
