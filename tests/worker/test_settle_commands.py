@@ -99,3 +99,19 @@ async def test_a_settle_of_a_run_taken_over_from_an_earlier_holder_takes_its_ent
         assert await store.redis.zscore(keys.lease_expiries(), invocation_id) is None
     finally:
         await store.aclose()
+
+
+async def test_a_settle_reads_its_streams_head_once_and_gives_the_idle_stream_its_ttl(redis_url):
+    """The trim by age needs the length and the oldest entry: one XINFO STREAM, not XLEN + XRANGE (+ TIME: the
+    settle's own status entry id is the clock); no invocation left active, the stream expires by itself."""
+    store, invocation_id = await _store_with_an_invocation(redis_url)
+    try:
+        claim = await lease.acquire(store, invocation_id, "w")
+        stream = keys.session_stream("app", "u", "s")
+        with monitored(redis_url) as seen:
+            assert (await lease.settle(store, claim, "completed"))[0] == "ok"
+        assert [words[0] for words in _touching(seen, stream)] == ["XADD", "XINFO", "PEXPIRE"]
+        assert [words[0] for words in seen if words[0] == "TIME"] == []
+        assert 0 < await store.redis.pttl(stream) <= store.retention.stream_max_age_s * 1000
+    finally:
+        await store.aclose()

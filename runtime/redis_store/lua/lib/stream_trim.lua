@@ -20,13 +20,31 @@ local function id_less(a, b)
   return tonumber(string.sub(a, da + 1)) < tonumber(string.sub(b, db + 1))
 end
 
+-- The stream's length and, when asked for, its oldest entry ({id, fields}, nil when there is none). With the
+-- oldest entry, one XINFO STREAM instead of XLEN + XRANGE - + COUNT 1 (both read the same first entry); pcall:
+-- a stream that is not there is empty.
+local function stream_head(stream, with_oldest)
+  if not with_oldest then return redis.call('XLEN', stream), nil end
+  local info = redis.pcall('XINFO', 'STREAM', stream)
+  if info.err then return 0, nil end
+  local len, oldest = 0, nil
+  for i = 1, #info, 2 do
+    if info[i] == 'length' then
+      len = info[i + 1]
+    elseif info[i] == 'first-entry' then
+      oldest = info[i + 1] or nil
+    end
+  end
+  return len, oldest
+end
+
 -- Trim entries beyond maxlen (+slack, so trimming is batched) or older than max_age_ms, but never an
 -- entry at or after the first entry of the oldest active invocation (the floor).
 local function trim_entries(stream, active, maxlen, slack, max_age_ms, now_ms)
-  local len = redis.call('XLEN', stream)
+  local len, oldest = stream_head(stream, max_age_ms > 0)
   local too_long = maxlen > 0 and len > maxlen + slack
   if not too_long and max_age_ms <= 0 then return end
-  local oldest = redis.call('XRANGE', stream, '-', '+', 'COUNT', 1)[1]
+  if max_age_ms <= 0 then oldest = redis.call('XRANGE', stream, '-', '+', 'COUNT', 1)[1] end
   if not oldest then return end
   local age_cut = nil
   if max_age_ms > 0 then
