@@ -278,6 +278,6 @@ async def test_on_a_cluster_counts_add_up_over_the_shards_and_retention_sweeps_e
             listed = await store.list_invocations("shop", user)
             assert sorted(record.status for record in listed) == ["parked", "queued"]
         left = [key async for key in store.redis.scan_iter(match="agentq:{shop/counted-*}:i:*")]
-        assert len(left) == 6  # the parked and queued records (settled streams expired by their own TTL)
+        assert len(left) == 6  # the parked and queued records (the others' keys went with them)
     finally:
         await store.aclose()

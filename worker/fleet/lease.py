@@ -108,9 +108,9 @@ async def heartbeat(store: InvocationStore, claims: list[Claim], ttl_s: float = 
         fresh = [claim.record.id for claim in shard_claims if not claim.tracked]
         if fresh:
             books.append(("ZREM", keys.dispatch_due(shard), *fresh))
-    replies = await asyncio.gather(*beats, store.batch(*books))
-    for claim in claims:
+    for claim in claims:  # before the ZADD is sent: a settle from here on must remove what it writes
         claim.tracked = True
+    replies = await asyncio.gather(*beats, store.batch(*books))
     if store.clients.is_cluster:
         return [bool(reply) for reply in replies[: len(claims)]]
     return [bool(held) for reply in replies[: len(beats)] for held in reply]
@@ -172,7 +172,8 @@ async def settle(
         webhook_outbox=keys.webhook_outbox(shard), **store.inbox_script_keys(where, shard),
         token=claim.token, invocation_id=claim.record.id, status=status, now=now,
         status_data=status_data(status, detail), **store.stream_trim,
-        parked_member=dumps([where.user, claim.record.id]), fields=encode_fields(values))
+        parked_member=dumps([where.user, claim.record.id]), lease_indexed=int(_maybe_indexed(claim)),
+        fields=encode_fields(values))
     if reply[0] != "ok":
         claim.settling = reply[0] != "continue"
         return reply[0], ""
@@ -180,6 +181,13 @@ async def settle(
         store.remember(reply[1], where)  # the next head is in the same session: its job carries the location
         await store.dispatch_next(reply[1])
     return "ok", reply[1]
+
+
+def _maybe_indexed(claim: Claim) -> bool:
+    """False only when no heartbeat can have put the claim's invocation in ``lease_expiries``: this process never
+    beat it, and no earlier holder (an interrupted run) or quarantine process did. Most invocations settle before
+    their first heartbeat, and their settle then skips the ZREM there."""
+    return claim.tracked or claim.interrupted or claim.in_child
 
 
 async def hand_back(store: InvocationStore, claim: Claim, *, worker: str = "", crash_exit: str = "") -> bool:

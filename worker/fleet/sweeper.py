@@ -5,8 +5,8 @@
   running, parked): look again one retention period later, so a parked invocation is kept however long it
   waits. Final: once its retention has passed since it finished, the FORGET script removes the record
   together with its status count (``keys.status_counts``: a TTL would drop the record without it) and its
-  listing and parked entries; the index and audit entries go in the same batch. Its settled stream and tool
-  journal expire by themselves (TTLs set when it settled). A record already gone (one that expired by a TTL
+  listing and parked entries, its settled stream and its tool journal (the settle sets no TTL on them); the
+  index and audit entries go in the same batch. A record already gone (one that expired by a TTL
   before records stopped having one) leaves the same traces.
 - Idle sessions (only with ``RetentionPolicy.session_idle_s``): ``keys.session_expiries`` (its user's shard on
   a Cluster) holds each session's earliest possible expiry, pushed back on every enqueue. When it is due and nothing was committed for the

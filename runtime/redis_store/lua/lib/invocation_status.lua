@@ -9,16 +9,22 @@ local DEFAULT_KEEP_MS = 604800000
 local function status_entry(stream, invocation_id, data)
   return redis.call('XADD', stream, '*', 'kind', 'status', 'inv', invocation_id, 'data', data)
 end
-local function settled_entry(key, status, keep_ms)
+-- The settled stream's entry (worker.records.follow.wait blocks on it); settled_entry also gives it a TTL, for
+-- the steps whose invocation may be forgotten by no sweeper pass (a parked one, an older record).
+local function settled_add(key, status)
   redis.call('XADD', key, 'MAXLEN', '~', 16, '*', 'status', status)
+end
+local function settled_entry(key, status, keep_ms)
+  settled_add(key, status)
   redis.call('PEXPIRE', key, keep_ms)
 end
 local function entry_ms(entry_id)
   return tonumber(string.match(entry_id, '^(%d+)'))
 end
 -- How long the record is kept once final: the retention it was stamped with at enqueue (older records: the
--- default). Its settled stream and tool journal expire by themselves then; the record itself is removed by the
--- sweeper (worker.sweeper, lua/invocations/forget.lua), never by a TTL, so that its status count goes with it.
+-- default). A cancel (expire_final) gives its settled stream and tool journal that TTL; a settle sets none, the
+-- sweeper's FORGET deletes them. The record itself is removed by the sweeper (worker.sweeper,
+-- lua/invocations/forget.lua), never by a TTL, so that its status count goes with it.
 local function retention_ms(seconds)
   if seconds then return math.floor(tonumber(seconds) * 1000) end
   return DEFAULT_KEEP_MS

@@ -3,19 +3,27 @@
 -- calls, or final ('completed', 'failed'). Both hand the session to the next invocation (the lease deleted, the
 -- invocation off the queue), move the status count, write the record (its status, then the pairs from
 -- ARGV[first_field] to the end, before the webhook notification that carries them) and the status entry, and
--- drop the reaper's and the watchdog's entries. A parked invocation joins the user's and the app's parked
--- indexes (the inbox); a final one leaves them and the active set, starts its retention, and one that had been
--- answered tells the inbox feed how it ended ('settled'). The caller checked the lease and trims the stream.
+-- drop the reaper's and the watchdog's entries; both return the status entry's id. A parked invocation joins
+-- the user's and the app's parked indexes (the inbox); a final one leaves them and the active set (its retention
+-- runs from its finished_at: worker.fleet.sweeper), and one that had been answered tells the inbox feed how it
+-- ended ('settled'). The caller checked the lease and trims the stream.
 -- s: {record, queue, lease, stream, active, settled, lease_expiries, dispatch_due, journal, parked, webhook_due,
---     webhook_outbox, app_parked, inbox_changes, status_counts}
--- What the steps read of the record, once (HKEYS for which fields it has, HMGET for the values they need),
--- instead of a read per question: v.has[field] (true when present), v.status, v.who ({app_name, user_id,
--- counted}, as count_move_known takes it), v.created_at, v.retention_s.
+--     webhook_outbox, app_parked, inbox_changes, status_counts, lease_indexed}
+--   lease_indexed: false when no heartbeat can have put the invocation in lease_expiries (its ZREM is skipped)
+-- What the steps read of the record, once (one HGETALL: which fields it has and the values they need; a
+-- record is a few hundred bytes, and HKEYS + HMGET cost two commands for the same), instead of a read per
+-- question: v.has[field] (true when present), v.status, v.who ({app_name, user_id, counted}, as
+-- count_move_known takes it), v.created_at, v.retention_s.
 local function settle_view(record)
-  local has = {}
-  for _, field in ipairs(redis.call('HKEYS', record)) do has[field] = true end
-  local f = redis.call('HMGET', record, 'status', 'app_name', 'user_id', 'counted', 'created_at', 'retention_s')
-  return {has = has, status = f[1], who = {f[2], f[3], f[4]}, created_at = f[5], retention_s = f[6]}
+  local has, value = {}, {}
+  local flat = redis.call('HGETALL', record)
+  for i = 1, #flat, 2 do
+    has[flat[i]] = true
+    value[flat[i]] = flat[i + 1]
+  end
+  return {has = has, status = value.status, who = {value.app_name or false, value.user_id or false,
+                                                    value.counted or false},
+          created_at = value.created_at, retention_s = value.retention_s}
 end
 
 local function hand_over(s, v, invocation_id, status, now, status_data, first_field)
@@ -24,19 +32,21 @@ local function hand_over(s, v, invocation_id, status, now, status_data, first_fi
   if v.has.webhook then notify(s.record, s.webhook_due, s.webhook_outbox, invocation_id, status, now, '') end
   redis.call('DEL', s.lease)
   redis.call('LREM', s.queue, 1, invocation_id)
-  status_entry(s.stream, invocation_id, status_data)
-  redis.call('ZREM', s.lease_expiries, invocation_id)
+  local entry = status_entry(s.stream, invocation_id, status_data)
+  if s.lease_indexed then redis.call('ZREM', s.lease_expiries, invocation_id) end
   redis.call('ZREM', s.dispatch_due, invocation_id)
+  return entry
 end
 
 -- parked_member: JSON [user, invocation_id], its member of app_parked.
 local function park_step(s, invocation_id, now, status_data, parked_member, first_field)
   local v = settle_view(s.record)
-  hand_over(s, v, invocation_id, 'parked', now, status_data, first_field)
+  local entry = hand_over(s, v, invocation_id, 'parked', now, status_data, first_field)
   redis.call('ZADD', s.parked, v.created_at, invocation_id)
   redis.call('ZADD', s.app_parked, math.floor(tonumber(v.created_at) * 1000), parked_member)  -- app_parked_add
   inbox_change(s.inbox_changes, s.record, invocation_id, 'parked')
   settled_entry(s.settled, 'parked', retention_ms(v.retention_s))
+  return entry
 end
 
 local function settle_step(s, invocation_id, status, now, status_data, parked_member, first_field)
@@ -45,7 +55,7 @@ local function settle_step(s, invocation_id, status, now, status_data, parked_me
     if string.sub(field, 1, 2) == 'p:' then redis.call('HDEL', s.record, field) end
   end
   redis.call('ZREM', s.active, invocation_id)
-  hand_over(s, v, invocation_id, status, now, status_data, first_field)
+  local entry = hand_over(s, v, invocation_id, status, now, status_data, first_field)
   -- Only an answered invocation ('rseq', lua/invocations/respond.lua) was ever parked; the answer took it off
   -- the parked indexes already, and these are kept for what an older release may have left there.
   if v.has.rseq then
@@ -53,7 +63,9 @@ local function settle_step(s, invocation_id, status, now, status_data, parked_me
     redis.call('ZREM', s.app_parked, parked_member)
     inbox_change(s.inbox_changes, s.record, invocation_id, 'settled')
   end
-  local keep = retention_ms(v.retention_s)  -- expire_final
-  settled_entry(s.settled, status, keep)
-  redis.call('PEXPIRE', s.journal, keep)
+  -- No TTLs on its settled stream and tool journal: the sweeper's FORGET (lua/invocations/forget.lua) deletes
+  -- both with the record once its retention has passed (its retention_due entry is written at enqueue), as
+  -- DELETE session does; two PEXPIREs per settle bought nothing more.
+  settled_add(s.settled, status)
+  return entry
 end
