@@ -23,6 +23,7 @@ from ..ids import new_session_id
 from ..redis_store import keys
 from ..redis_store.codec import encode_pairs, flat_to_dict, json_mapping, text
 from ..redis_store.connection import LoopClients
+from ..redis_store.mux import queue_command
 from ..redis_store.scripts import COMMIT_EVENT, CREATE_SESSION, READ_SESSION, READ_SESSION_SINCE
 from ..redis_store.session_layout import build_session, commit_keys, create_keys, read_keys, session_keys
 from ..redis_store.slots import shard_of
@@ -194,14 +195,18 @@ class RedisSessionService(BaseSessionService):
         key = (app_name, user_id, session_id)
         recent = (config.num_recent_events or 0) if config else 0
         after = config.after_timestamp if config else None
-        client = self._clients.get()
         read, held = self._read(key, config)
+        # On a Cluster app state is in a slot of its own: read on its master's mux connection, sent with the script
+        app_read = queue_command(self._clients.mux(), "HGETALL", keys.app_state(app_name)) if self._app_apart else None
         reply = await read
+        app_state = await app_read if app_read is not None else None
         if reply is None:
             if self.histories is not None:
                 self.histories.discard(key)
             return None
-        meta, session_state, user_state, app_state = flat_to_dict(reply[0]), reply[1], reply[2], reply[3]
+        meta, session_state, user_state = flat_to_dict(reply[0]), reply[1], reply[2]
+        if app_read is None:
+            app_state = reply[3]
         if held is None:
             events = [Event.model_validate_json(raw) for raw in reply[4]]
         else:
@@ -209,8 +214,6 @@ class RedisSessionService(BaseSessionService):
             if events is None:  # the cached list was changed in place meanwhile: read it all again
                 self.histories.discard(key)
                 return await self.get_session(app_name=app_name, user_id=user_id, session_id=session_id)
-        if self._app_apart:
-            app_state = await client.hgetall(keys.app_state(app_name))
         if after is not None:
             # The script starts at the first event at or after `after`; later ones may still be earlier.
             events = [event for event in events if event.timestamp >= after]
