@@ -102,6 +102,8 @@ class ClusterMux(Pipelined):
     # --- the slot map ---
 
     def _node(self, address: tuple[str, int]) -> MuxConnection:
+        if not address[0]:  # "MOVED 3999 :6381": the host of the node that answered, one of the URL's here
+            address = (self._seeds[0][0], address[1])
         node = self._nodes.get(address)
         if node is None:
             node = self._nodes[address] = MuxConnection.to_node(

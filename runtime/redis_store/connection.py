@@ -67,7 +67,8 @@ class LoopClients:
             # reply costs a third of a command's client CPU.
             if is_sentinel(self._url) or is_cluster(self._url):
                 # Sentinel: the master as the sentinels name it, found again after a failover. Cluster: each
-                # command goes to the master of its keys' slot (redis-py's pool per node; the mux is one node's).
+                # command goes to the master of its keys' slot (redis-py's pool per node), for what the mux does
+                # not do there: blocking reads, pub/sub, redis-py's pipelines and typed replies.
                 extra = cluster_options() if is_cluster(self._url) else {}
                 client = self._by_loop[loop] = redis_client_from_url(
                     self._url, decode_responses=True, max_connections=self._max_connections, socket_timeout=None,
