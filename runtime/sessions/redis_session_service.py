@@ -155,7 +155,6 @@ class RedisSessionService(BaseSessionService):
         script_keys = create_keys(app_name, user_id, session_id, self._app_apart)
         state_pairs = [*encode_pairs(scopes["session"]), *encode_pairs(scopes["user"]),
                        *encode_pairs({} if self._app_apart else scopes["app"])]
-        client = self._clients.get()
         if self._app_apart:  # listed before the script writes the user's shard of the app's user set
             await self._register(shard_of(app_name, user_id, cluster=True))
         created = await CREATE_SESSION(self._clients.mux(), **script_keys, session_id=session_id, app=app_name,
@@ -164,13 +163,25 @@ class RedisSessionService(BaseSessionService):
             raise SessionExistsError(f"session {session_id!r} already exists for app {app_name!r}, user {user_id!r}")
         user_state, app_state = created
         if self._app_apart:
-            async with client.pipeline(transaction=False) as pipe:
-                if scopes["app"]:
-                    pipe.hset(keys.app_state(app_name), mapping=json_mapping(scopes["app"]))
-                pipe.hgetall(keys.app_state(app_name))
-                app_state = (await pipe.execute())[-1]
+            app_state = await self._write_and_read_app_state(app_name, json_mapping(scopes["app"]))
         meta = {"id": session_id, "app": app_name, "user": user_id, "last_update_time": repr(now), "version": "0"}
         return build_session(meta, json_mapping(scopes["session"]), app_state, user_state, [])
+
+    async def _write_and_read_app_state(self, app_name: str, delta: dict[str, str]) -> list:
+        """On a Cluster, where app state has a slot of its own: write ``delta`` to it and read it back, queued back
+        to back on its master's mux connection (one key, so one connection: the read sees the write)."""
+        mux = self._clients.mux()
+        app_key = keys.app_state(app_name)
+        written = None
+        if delta:
+            written = queue_command(mux, "HSET", app_key, *(part for pair in delta.items() for part in pair))
+            if not asyncio.isfuture(written):  # no connection yet: a coroutine, sent only once awaited
+                await written
+                written = None
+        state = queue_command(mux, "HGETALL", app_key)
+        if written is not None:
+            await written
+        return await state
 
     async def _register(self, shard: str) -> None:
         if shard not in self._registered:
