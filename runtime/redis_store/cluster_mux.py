@@ -261,7 +261,15 @@ class ClusterMux(Pipelined):
         if now is None or now is node:
             raise ConnectFailedError(f"cannot connect to the master of the slot of {key_of(args)!r}, and the "
                                      "Cluster names no other yet")
-        return await self.execute_command(*args)
+        try:  # once: a second failure is raised as the store being away
+            return await now.execute_command(*args)
+        except ResponseError as exc:
+            if not _is_redirect(exc):
+                raise
+            return await self._follow(args, exc)
+        except RedisConnectionError:
+            self._refresh_soon()
+            raise
 
     async def send_together(self, key: str, commands: list[tuple]) -> list:
         """Send ``commands`` back to back on one connection of the master of ``key``'s slot (following a MOVED or
