@@ -14,20 +14,12 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from ..errors import UsageError
+from .cluster_mux import ClusterMux
 from .mux import MuxConnection
 from .redis_url import is_cluster, is_sentinel, redis_client_from_url
 
 MAX_CONNECTIONS = 1024
 """Connections per loop and URL; commands beyond this many in flight wait for one to free up."""
-
-RAW_REPLY_COMMANDS = ("HGETALL", "SMEMBERS", "XRANGE", "XREVRANGE", "ZRANGE", "ZRANGEBYSCORE", "ZREVRANGE")
-"""Commands whose replies redis-py reshapes (dicts, sets, tuples) but callers of ``mux()`` read as Redis sent
-them (flat lists), as the mux connection hands them over."""
-
-
-def _as_sent(response, **options):
-    return response
-
 
 def cluster_options() -> dict:
     """How agentq's Redis Cluster clients are made, beside redis-py's defaults, and why.
@@ -53,7 +45,7 @@ class LoopClients:
         self._max_connections = max_connections
         self._by_loop: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         self._mux_by_loop: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-        self._last_mux: tuple[weakref.ref, MuxConnection] | None = None  # the last loop's, looked up per command
+        self._last_mux: tuple[weakref.ref, MuxConnection | ClusterMux] | None = None  # the last loop's, looked up per command
 
     @property
     def is_cluster(self) -> bool:
@@ -75,7 +67,8 @@ class LoopClients:
             # reply costs a third of a command's client CPU.
             if is_sentinel(self._url) or is_cluster(self._url):
                 # Sentinel: the master as the sentinels name it, found again after a failover. Cluster: each
-                # command goes to the master of its keys' slot (redis-py's pool per node; the mux is one node's).
+                # command goes to the master of its keys' slot (redis-py's pool per node), for what the mux does
+                # not do there: blocking reads, pub/sub, redis-py's pipelines and typed replies.
                 extra = cluster_options() if is_cluster(self._url) else {}
                 client = self._by_loop[loop] = redis_client_from_url(
                     self._url, decode_responses=True, max_connections=self._max_connections, socket_timeout=None,
@@ -92,33 +85,22 @@ class LoopClients:
     def mux(self):
         """The pipelined connection for the running loop's non-blocking scripts (the fixed client if one was given).
 
-        On a Cluster: a second RedisCluster client whose replies keep the mux's shapes (``RAW_REPLY_COMMANDS``);
-        it sends each command to its slot's master, and, unlike the mux, keeps no order between commands."""
-        if self._fixed is None and is_cluster(self._url):
-            return self._raw_cluster_client()
-        if self._fixed is not None or not MuxConnection.supports(self._url):
+        On a Cluster: a ``ClusterMux``, one pipelined connection per master, each command sent to its slot's master
+        (commands for one user keep their order: their keys share a slot)."""
+        if self._fixed is not None:
             return self.get()
         loop = asyncio.get_running_loop()
-        last = self._last_mux
+        last = self._last_mux  # set only once a mux was made for this URL
         if last is not None and last[0]() is loop:
             return last[1]
+        cluster = is_cluster(self._url)
+        if not cluster and not MuxConnection.supports(self._url):
+            return self.get()
         mux = self._mux_by_loop.get(loop)
         if mux is None:
-            mux = self._mux_by_loop[loop] = MuxConnection(self._url)
+            mux = self._mux_by_loop[loop] = ClusterMux(self._url) if cluster else MuxConnection(self._url)
         self._last_mux = (weakref.ref(loop), mux)
         return mux
-
-    def _raw_cluster_client(self):
-        loop = asyncio.get_running_loop()
-        client = self._mux_by_loop.get(loop)
-        if client is None:
-            # RESP2 on the wire, as the mux speaks it (RESP3 would send maps where the mux's callers read lists)
-            client = self._mux_by_loop[loop] = redis_client_from_url(
-                self._url, decode_responses=True, max_connections=self._max_connections, socket_timeout=None,
-                protocol=2, **cluster_options())
-            for command in RAW_REPLY_COMMANDS:
-                client.set_response_callback(command, _as_sent)
-        return client
 
     async def aclose(self) -> None:
         """Close the running loop's own connections (a client handed in belongs to the caller)."""

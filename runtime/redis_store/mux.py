@@ -110,8 +110,30 @@ class _Protocol(asyncio.Protocol):
                 future.set_exception(error)
 
 
-class MuxConnection:
+class ConnectFailedError(RedisConnectionError):
+    """No connection could be made, so the command was never sent: sending it again elsewhere is safe."""
+
+
+class Pipelined:
+    """A connection ``queue_command`` can queue on at once (``send_now``): one node's, or a Cluster's per node."""
+
+    def send_now(self, *args) -> asyncio.Future | None:  # pragma: no cover - the subclasses say
+        raise NotImplementedError
+
+
+class MuxConnection(Pipelined):
     """Connects on first use and again after the connection drops; commands are never retried here."""
+
+    @classmethod
+    def to_node(cls, host: str, port: int, *, username: str | None = None,
+                password: str | None = None) -> MuxConnection:
+        """A connection to one Redis Cluster node (database 0), without a URL to quote the password into."""
+        connection = cls.__new__(cls)
+        connection._sentinel = None
+        connection._params = {"host": host, "port": port, "username": username, "password": password}
+        connection._protocol = None
+        connection._connecting = None
+        return connection
 
     def __init__(self, url: str):
         self._sentinel = None
@@ -166,7 +188,7 @@ class MuxConnection:
         try:
             self._protocol = await asyncio.shield(connecting)
         except OSError as exc:
-            raise RedisConnectionError(f"cannot connect to Redis: {exc}") from exc
+            raise ConnectFailedError(f"cannot connect to Redis: {exc}") from exc
         finally:
             if self._connecting is connecting and connecting.done():
                 self._connecting = None
@@ -193,6 +215,15 @@ class MuxConnection:
             return None
         return self._send(protocol, args)
 
+    async def send_together(self, commands: list[tuple]) -> list:
+        """Send ``commands`` back to back in one write; each reply, or the error it was (so an ``ASKING`` and the
+        command it lets in, or a write and the ``WAIT`` after it, share one connection and one trip)."""
+        protocol = self._protocol
+        if protocol is None or protocol.closed or protocol.transport.is_closing():
+            protocol = await self._ready()
+        futures = [self._send(protocol, args) for args in commands]
+        return await asyncio.gather(*futures, return_exceptions=True)
+
     def evalsha(self, sha: str, numkeys: int, *keys_and_args):
         """EVALSHA (an awaitable); raises NoScriptError when the server does not have the script."""
         return self.execute_command("EVALSHA", sha, numkeys, *keys_and_args)
@@ -211,8 +242,8 @@ class MuxConnection:
 def queue_command(client, *args) -> Awaitable:
     """The reply to ``args``, as an awaitable. On a connected MuxConnection the command is queued at once (a plain
     future; it reaches Redis before every command queued after it); on anything else, or before the connection
-    is up, a coroutine that sends it when awaited."""
-    if isinstance(client, MuxConnection):
+    is up, a coroutine that sends it when awaited. A Cluster's ``ClusterMux`` queues on its node's connection."""
+    if isinstance(client, Pipelined):
         queued = client.send_now(*args)
         if queued is not None:
             return queued

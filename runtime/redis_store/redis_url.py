@@ -15,8 +15,9 @@ the others are tried when it is down); Redis Cluster has database 0 only::
 
     redis+cluster://h1:7000,h2:7001,h3:7002
 
-(a password as ``redis+cluster://:secret@h1:7000,...``). Clients made from it are redis-py's RedisCluster,
-which sends each command to the master serving its keys' slot.
+(a password as ``redis+cluster://:secret@h1:7000,...``). Clients made from it send each command to the master
+serving its keys' slot: redis-py's RedisCluster (``redis_client_from_url``), and for the store's scripts and other
+non-blocking commands ``cluster_mux.ClusterMux``, a pipelined connection per master.
 """
 
 from __future__ import annotations

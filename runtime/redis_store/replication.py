@@ -6,11 +6,12 @@ not have reached the replica that Sentinel (or the Cluster) promotes, and is los
 have everything up to the last write of the connection it runs on:
 
 - one node or Sentinel: the mux connection that made the write, so ``WAIT`` goes through it;
-- Redis Cluster: each master replicates on its own, and the client pools connections per node, so the write
-  and a later ``WAIT`` rarely share one. The wait goes to the master that took the write (the master of the
+- Redis Cluster: each master replicates on its own, and a write and a later ``WAIT`` need not share a
+  connection (redis-py pools them per node). The wait goes to the master that took the write (the master of the
   written key's slot): on one of its connections it writes a short-lived mark in that slot
   (``keys.replication_mark``) and then sends ``WAIT``, back to back. A master's replication stream is ordered,
-  so a replica that has the mark has every write that master took before it.
+  so a replica that has the mark has every write that master took before it. With the ``ClusterMux`` that is
+  its node's one pipelined connection (``ClusterMux.send_together``); with redis-py's client, one of its pool.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from ..errors import UsageError
 from . import keys
+from .cluster_mux import ClusterMux
 
 MIN_REPLICAS_ENV = "AGENTQ_REDIS_MIN_REPLICAS"
 REPLICA_TIMEOUT_MS = 2000
@@ -54,11 +56,14 @@ async def wait_for_replicas(connection, what: str, *, key: str | None = None) ->
     wanted = min_replicas()
     if not wanted:
         return
-    if _is_cluster_client(connection):
+    if isinstance(connection, ClusterMux) or _is_cluster_client(connection):
         if key is None:
             raise UsageError(f"{what}: waiting for replicas on Redis Cluster needs the written key "
                              "(it names the master that took the write)")
-        acked = await _wait_on_master_of(connection, key, wanted)
+        if isinstance(connection, ClusterMux):
+            acked = await _wait_through_cluster_mux(connection, key, wanted)
+        else:
+            acked = await _wait_on_master_of(connection, key, wanted)
     else:
         acked = await connection.execute_command("WAIT", wanted, REPLICA_TIMEOUT_MS)
     if int(acked) < wanted:
@@ -70,6 +75,19 @@ def _is_cluster_client(connection) -> bool:
     from redis.asyncio.cluster import RedisCluster
 
     return isinstance(connection, RedisCluster)
+
+
+async def _wait_through_cluster_mux(cluster: ClusterMux, key: str, wanted: int) -> int:
+    """The mark, then WAIT, back to back on the mux connection of the master of ``key``'s slot."""
+    mark = keys.replication_mark(key)
+    marked, acked = await cluster.send_together(mark, [("SET", mark, "1", "PX", MARK_TTL_MS),
+                                                       ("WAIT", wanted, REPLICA_TIMEOUT_MS)])
+    if str(marked).startswith(("MOVED ", "ASK ")):
+        raise NotReplicatedError(f"the slot of {key!r} kept moving while its replicas were waited for")
+    for reply in (marked, acked):
+        if isinstance(reply, BaseException):
+            raise reply
+    return acked
 
 
 async def _wait_on_master_of(cluster, key: str, wanted: int) -> int:

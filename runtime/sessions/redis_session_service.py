@@ -23,6 +23,7 @@ from ..ids import new_session_id
 from ..redis_store import keys
 from ..redis_store.codec import encode_pairs, flat_to_dict, json_mapping, text
 from ..redis_store.connection import LoopClients
+from ..redis_store.mux import queue_command
 from ..redis_store.scripts import COMMIT_EVENT, CREATE_SESSION, READ_SESSION, READ_SESSION_SINCE
 from ..redis_store.session_layout import build_session, commit_keys, create_keys, read_keys, session_keys
 from ..redis_store.slots import shard_of
@@ -154,7 +155,6 @@ class RedisSessionService(BaseSessionService):
         script_keys = create_keys(app_name, user_id, session_id, self._app_apart)
         state_pairs = [*encode_pairs(scopes["session"]), *encode_pairs(scopes["user"]),
                        *encode_pairs({} if self._app_apart else scopes["app"])]
-        client = self._clients.get()
         if self._app_apart:  # listed before the script writes the user's shard of the app's user set
             await self._register(shard_of(app_name, user_id, cluster=True))
         created = await CREATE_SESSION(self._clients.mux(), **script_keys, session_id=session_id, app=app_name,
@@ -163,13 +163,25 @@ class RedisSessionService(BaseSessionService):
             raise SessionExistsError(f"session {session_id!r} already exists for app {app_name!r}, user {user_id!r}")
         user_state, app_state = created
         if self._app_apart:
-            async with client.pipeline(transaction=False) as pipe:
-                if scopes["app"]:
-                    pipe.hset(keys.app_state(app_name), mapping=json_mapping(scopes["app"]))
-                pipe.hgetall(keys.app_state(app_name))
-                app_state = (await pipe.execute())[-1]
+            app_state = await self._write_and_read_app_state(app_name, json_mapping(scopes["app"]))
         meta = {"id": session_id, "app": app_name, "user": user_id, "last_update_time": repr(now), "version": "0"}
         return build_session(meta, json_mapping(scopes["session"]), app_state, user_state, [])
+
+    async def _write_and_read_app_state(self, app_name: str, delta: dict[str, str]) -> list:
+        """On a Cluster, where app state has a slot of its own: write ``delta`` to it and read it back, queued back
+        to back on its master's mux connection (one key, so one connection: the read sees the write)."""
+        mux = self._clients.mux()
+        app_key = keys.app_state(app_name)
+        written = None
+        if delta:
+            written = queue_command(mux, "HSET", app_key, *(part for pair in delta.items() for part in pair))
+            if not asyncio.isfuture(written):  # no connection yet: a coroutine, sent only once awaited
+                await written
+                written = None
+        state = queue_command(mux, "HGETALL", app_key)
+        if written is not None:
+            await written
+        return await state
 
     async def _register(self, shard: str) -> None:
         if shard not in self._registered:
@@ -194,14 +206,18 @@ class RedisSessionService(BaseSessionService):
         key = (app_name, user_id, session_id)
         recent = (config.num_recent_events or 0) if config else 0
         after = config.after_timestamp if config else None
-        client = self._clients.get()
         read, held = self._read(key, config)
+        # On a Cluster app state is in a slot of its own: read on its master's mux connection, sent with the script
+        app_read = queue_command(self._clients.mux(), "HGETALL", keys.app_state(app_name)) if self._app_apart else None
         reply = await read
+        app_state = await app_read if app_read is not None else None
         if reply is None:
             if self.histories is not None:
                 self.histories.discard(key)
             return None
-        meta, session_state, user_state, app_state = flat_to_dict(reply[0]), reply[1], reply[2], reply[3]
+        meta, session_state, user_state = flat_to_dict(reply[0]), reply[1], reply[2]
+        if app_read is None:
+            app_state = reply[3]
         if held is None:
             events = [Event.model_validate_json(raw) for raw in reply[4]]
         else:
@@ -209,8 +225,6 @@ class RedisSessionService(BaseSessionService):
             if events is None:  # the cached list was changed in place meanwhile: read it all again
                 self.histories.discard(key)
                 return await self.get_session(app_name=app_name, user_id=user_id, session_id=session_id)
-        if self._app_apart:
-            app_state = await client.hgetall(keys.app_state(app_name))
         if after is not None:
             # The script starts at the first event at or after `after`; later ones may still be earlier.
             events = [event for event in events if event.timestamp >= after]

@@ -45,3 +45,18 @@ def test_on_one_node_the_apps_user_set_and_the_idle_expiries_keep_their_names():
     assert keys.session_expiries() == "agentq:session_expiries"
     assert keys.session_expiries("s:1") == "agentq:{s:1}:session_expiries"
     assert shard_of("app", "u", cluster=False) == ""
+
+
+async def test_on_a_cluster_a_session_read_with_its_app_state_goes_through_the_mux_alone(redis_cluster_url):
+    writer = RedisSessionService(redis_cluster_url)
+    reader = RedisSessionService(redis_cluster_url)
+    try:
+        await writer.create_session(app_name="app", user_id="ann", session_id="s1",
+                                    state={"app:plan": "gold", "user:name": "Ann", "turn": 1})
+        read = await reader.get_session(app_name="app", user_id="ann", session_id="s1")
+        made = dict(reader._clients._by_loop)  # the loop's redis-py clients (RedisCluster), made on first use
+    finally:
+        await writer.aclose()
+        await reader.aclose()
+    assert read.state == {"app:plan": "gold", "user:name": "Ann", "turn": 1}
+    assert made == {}  # app state, in a slot of its own, was read on the mux with the read script

@@ -8,6 +8,7 @@ from redis.cluster import RedisCluster
 
 from runtime.errors import UsageError
 from runtime.events import Event, EventActions
+from runtime.redis_store.cluster_mux import ClusterMux
 from runtime.redis_store.connection import LoopClients
 from runtime.redis_store.redis_url import ClusterUrl, database, parse_cluster_url
 from runtime.sessions import RedisSessionService
@@ -27,12 +28,12 @@ def test_cluster_urls_are_parsed_and_mistakes_are_named():
         parse_cluster_url("redis+cluster://h1:7000,")
 
 
-async def test_a_cluster_url_gives_cluster_clients_and_the_scripts_client_hands_replies_over_as_sent(
+async def test_a_cluster_url_gives_a_cluster_client_and_a_mux_per_master_that_hands_replies_over_as_sent(
         redis_cluster_url):
     clients = LoopClients(redis_cluster_url)
     try:
         assert clients.is_cluster
-        assert isinstance(clients.get(), RedisClusterClient) and isinstance(clients.mux(), RedisClusterClient)
+        assert isinstance(clients.get(), RedisClusterClient) and isinstance(clients.mux(), ClusterMux)
         await clients.get().hset("agentq:{t}:h", mapping={"a": "1", "b": "2"})
         await clients.get().sadd("agentq:{t}:s", "x")
         assert await clients.get().hgetall("agentq:{t}:h") == {"a": "1", "b": "2"}
