@@ -37,23 +37,41 @@ _Held = tuple[CachedHistory | None]
 
 
 
-# Fencing: the lease an asyncio task writes under, and the fence key and token each of its writes presents.
-# A worker's claim INCRs its session's fence key and runs the invocation in a task that carries the token
+# Fencing: the lease an asyncio task writes under, and the fence and token each of its writes presents.
+# A worker's claim bumps its session's fence (the ``fence`` field of its meta hash; ``lua/lib/fence.lua``) and runs the invocation in a task that carries the token
 # (``current_fence``) and the session whose lease it holds (``current_lease_session``). Every write of that task
 # that must not outlive the lease (an event commit here, an artifact save in ``artifacts.redis_artifact_service``)
-# checks the token against the fence key in the same script as the write, so a cancelled, rewound or superseded
+# checks the token against the fence in the same script as the write, so a cancelled, rewound or superseded
 # run writes nothing more.
 #
 # A run writes to more than its own session: an AgentTool runs its agent in a child session of the same app and
 # user (``tools.agent_tool_session``). A child is part of its parent's invocation, not a writer of its own, so its
 # writes are fenced by the *parent's* lease: cancelling the parent, or a worker taking it over, fences the child
-# out at once, and the child needs no claim, heartbeat or reaper entry. The parent's fence key and the child's
+# out at once, and the child needs no claim, heartbeat or reaper entry. The parent's fence and the child's
 # keys share the user's hash tag, so the check stays in one script on a Redis Cluster.
 
 current_fence: ContextVar[int | None] = ContextVar("agentq_current_fence", default=None)
 """The fencing token of the session lease the current asyncio task holds; None: write without a fence check
-(in-process runs, the API, tests). A write that presents a token that is not the fence key's current value is
+(in-process runs, the API, tests). A write that presents a token that is not the session's current one is
 refused (``FencedOutError``) and writes nothing."""
+
+
+class FencePlace(NamedTuple):
+    """Where a session's fencing token is kept: the ``fence`` field of its meta hash, or, for a session claimed
+    before that field existed and not since, its own fence key (``lua/lib/fence.lua``). Scripts take both."""
+
+    fence_meta: str
+    fence: str
+
+    def __str__(self) -> str:
+        return f"{self.fence_meta!r} (field 'fence'; {self.fence!r} before its first claim since)"
+
+
+def fence_place(app_name: str, user_id: str, session_id: str) -> FencePlace:
+    """The fence of this session, as the fenced scripts take it (``fence_meta=``, ``fence=``)."""
+    return FencePlace(keys.session_meta(app_name, user_id, session_id),
+                      keys.session_fence(app_name, user_id, session_id))
+
 
 class HeldLease(NamedTuple):
     """The session whose lease a task holds, with its token, and what its writes present (made once per run:
@@ -63,7 +81,7 @@ class HeldLease(NamedTuple):
     user_id: str
     session_id: str
     token: int
-    fence_key: str
+    fence: FencePlace
     token_text: str
 
 
@@ -77,27 +95,27 @@ def hold_lease(token: int, app_name: str, user_id: str, session_id: str) -> None
     """Make the current task write under the lease of this session with this token (for the rest of the task)."""
     current_fence.set(token)
     current_lease_session.set(HeldLease(app_name, user_id, session_id, token,
-                                        keys.session_fence(app_name, user_id, session_id), str(token)))
+                                        fence_place(app_name, user_id, session_id), str(token)))
 
 
-def fence_for(app_name: str, user_id: str, session_id: str) -> tuple[str, str]:
-    """The fence key and the token (``''``: unchecked) a write to this session presents.
+def fence_for(app_name: str, user_id: str, session_id: str) -> tuple[FencePlace, str]:
+    """The fence and the token (``''``: unchecked) a write to this session presents.
 
     A session of the same app and user as the held lease (the lease's own, or an AgentTool's child session) is
-    fenced by that lease; any other by its own fence key, which a token of another session never matches.
+    fenced by that lease; any other by its own fence, which a token of another session never matches.
     """
-    held_key, token = _held_fence(app_name, user_id)
-    return held_key or keys.session_fence(app_name, user_id, session_id), token
+    held, token = _held_fence(app_name, user_id)
+    return held or fence_place(app_name, user_id, session_id), token
 
 
-def _held_fence(app_name: str, user_id: str) -> tuple[str | None, str]:
-    """``fence_for`` without building the written session's own key: ``(None, token)`` when that key applies."""
+def _held_fence(app_name: str, user_id: str) -> tuple[FencePlace | None, str]:
+    """``fence_for`` without building the written session's own keys: ``(None, token)`` when those apply."""
     token = current_fence.get()
     if token is None:
         return None, ""
     held = current_lease_session.get()
     if held is not None and held.token == token and held.user_id == user_id and held.app_name == app_name:
-        return held.fence_key, held.token_text
+        return held.fence, held.token_text
     return None, str(token)
 
 
@@ -337,10 +355,10 @@ class RedisSessionService(BaseSessionService):
     async def _commit(self, session: Session, event: Event) -> None:
         app, user, sid = session.app_name, session.user_id, session.id
         scopes = split_by_scope(event.actions.state_delta) if event.actions.state_delta else _NO_DELTA
-        held_key, fence = _held_fence(app, user)  # an AgentTool's child: its parent's lease (see above)
+        held, fence = _held_fence(app, user)  # an AgentTool's child: its parent's lease (see above)
         script_keys = commit_keys(app, user, sid, self._app_apart)
-        if held_key is not None and held_key != script_keys["fence"]:
-            script_keys = {**script_keys, "fence": held_key}
+        if held is not None and held.fence_meta != script_keys["fence_meta"]:
+            script_keys = {**script_keys, **held._asdict()}
         raw = event.to_json()
         # Retrying is safe: a commit that landed before its reply was lost is recognised and not repeated.
         reply = await COMMIT_EVENT(
@@ -352,7 +370,7 @@ class RedisSessionService(BaseSessionService):
         if outcome == "fenced":
             raise FencedOutError(
                 f"session {sid!r}: fencing token {int(fence)!r} is not the current one ({text(reply[1]) or None!r}), "
-                f"checked at {script_keys['fence']!r}"
+                f"checked at {FencePlace(script_keys['fence_meta'], script_keys['fence'])}"
             )
         if outcome == "stale":
             raise StaleSessionError(

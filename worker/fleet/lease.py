@@ -70,7 +70,7 @@ async def acquire(
     where = await store.locate(invocation_id)
     reply = await ACQUIRE(
         store.mux, record=store.record_key(invocation_id, where),
-        **store.session_script_keys(where, "queue", "lease", "fence", "stream"), invocation_id=invocation_id, worker=worker, lease_ms=int(ttl_s * 1000), now=time.time(),
+        **store.session_script_keys(where, "queue", "lease", "fence", "stream", "session_meta"), invocation_id=invocation_id, worker=worker, lease_ms=int(ttl_s * 1000), now=time.time(),
         status_counts=keys.status_counts(store.shard(where)))
     if reply[0] != "ok":
         if reply[0] != "held":  # the holder (or the head's settle) is responsible for it now

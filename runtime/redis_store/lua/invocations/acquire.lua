@@ -1,6 +1,7 @@
 -- uses: claim_step
 -- Claim: take the session lease for the queue head and bump the session's fencing token (lib/claim_step.lua).
--- KEYS: record, queue, lease, fence, stream, status_counts
+-- KEYS: record, queue, lease, fence, stream, status_counts, session_meta
+--   fence: the legacy fence key; the token lives in session_meta (lib/fence.lua)
 -- ARGV: invocation_id, worker, lease_ms, now
 -- The record is read once, whole: the claim needs its status, owner and counters, and the worker gets it back.
 local flat = redis.call('HGETALL', KEYS[1])
@@ -13,7 +14,7 @@ if status ~= 'queued' and status ~= 'running' then return {'settled', status} en
 if redis.call('LINDEX', KEYS[2], 0) ~= ARGV[1] then return {'not_head'} end
 local holder = redis.call('GET', KEYS[3])
 if holder then return {'held', holder} end
-local token = claim_step({record = KEYS[1], lease = KEYS[3], fence = KEYS[4], stream = KEYS[5],
+local token = claim_step({record = KEYS[1], lease = KEYS[3], meta = KEYS[7], fence = KEYS[4], stream = KEYS[5],
                           status_counts = KEYS[6]}, ARGV[1], f, ARGV[2], ARGV[3], ARGV[4])
 local fields = {}
 for name, value in pairs(f) do
