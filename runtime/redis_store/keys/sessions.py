@@ -72,9 +72,10 @@ def session_spans(app_name: str, user_id: str, session_id: str) -> str:
 
 
 def session_event_times(app_name: str, user_id: str, session_id: str) -> str:
-    """Sorted set: event index (zero-padded) scored by the running maximum of event timestamps.
+    """Sorted set: event index (zero-padded) scored by the running maximum of event timestamps, one checkpoint
+    every 16 events (one per event in sessions stored before; ``lua/lib/time_index.lua``).
 
-    Lets ``get_session(after_timestamp=...)`` find the first event to load without reading history.
+    Lets ``get_session(after_timestamp=...)`` find the first event to load reading at most 15 events of history.
     """
     return _session_base(app_name, user_id, session_id) + ":times"
 

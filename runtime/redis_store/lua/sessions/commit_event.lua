@@ -1,4 +1,4 @@
--- uses: stream_trim, hash_pairs, fence
+-- uses: stream_trim, hash_pairs, fence, time_index
 -- Commit one event to a session: the one script every event of every invocation is committed by. It checks
 -- the fence and the version, appends the event, applies its state delta by scope, bumps the version and XADDs
 -- the event to the session stream, in one step.
@@ -25,10 +25,10 @@ if ARGV[1] ~= '' and meta[1] ~= ARGV[1] then
   return {'stale', meta[1]}
 end
 local n = redis.call('RPUSH', KEYS[4], ARGV[3])
--- Scores are the running maximum of timestamps, so the first index at or after a time is one ZRANGEBYSCORE.
+-- The running maximum of timestamps (max_ts): the score of the time index's sparse checkpoints (lib/time_index.lua).
 local score = ARGV[4]
 if meta[2] and tonumber(meta[2]) > tonumber(score) then score = meta[2] end
-redis.call('ZADD', KEYS[5], score, string.format('%012d', n - 1))
+time_index_add(KEYS[5], n - 1, score)
 local i = hset_from(KEYS[2], 9)
 i = hset_from(KEYS[3], i)
 hset_from(KEYS[10], i)
