@@ -119,6 +119,11 @@ def _held_fence(app_name: str, user_id: str) -> tuple[FencePlace | None, str]:
     return None, str(token)
 
 
+_claimed_read: ContextVar[list | None] = ContextVar("agentq_claimed_read", default=None)
+"""A session read the claim of the current task's run made (``adopt_claimed_read``): ``[key, entry, reply]``,
+emptied by the first read that uses it (a list, so tasks that copied the context share it)."""
+
+
 class RedisSessionService(BaseSessionService):
     """Durable sessions shared by every process that talks to the same Redis.
 
@@ -235,9 +240,49 @@ class RedisSessionService(BaseSessionService):
             events = events[-recent:] if recent else events
         return build_session(meta, session_state, app_state, user_state, events)
 
+    def claimed_read_args(self, app_name: str, user_id: str, session_id: str) -> tuple[Any, dict[str, object]]:
+        """What a claim that reads the session for its run (``invocations/acquire.lua``) presents: the cached copy
+        it checks against (the entry, None when there is none or no cache, and what it held then) and the
+        script's session keys (but its meta) and ``held_*`` arguments."""
+        entry = None if self.histories is None else self.histories.get((app_name, user_id, session_id))
+        held = (0, 0, "") if entry is None else (entry.version, entry.count, entry.digest)
+        session = read_keys(app_name, user_id, session_id, self._app_apart)
+        return (entry, held), {"state": session["state"], "user_state": session["user_state"], "events": session["events"],
+                       "app_state": session.get("app_state"),
+                       "held_version": held[0], "held_count": held[1], "held_last_sha": held[2]}
+
+    def adopt_claimed_read(self, app_name: str, user_id: str, session_id: str, basis: Any, reply: Any) -> None:
+        """Let the current task's first ``get_session`` of this session (without a config) use the read its
+        claim made (``reply``, as ``read_session_since.lua`` returns it, against ``basis``, the first value of
+        ``claimed_read_args``) instead of a round trip. Nothing else can commit to the session in between (the
+        claim holds its lease); a commit through this service drops it anyway, as does a history cache entry
+        that changed meanwhile."""
+        _claimed_read.set([(app_name, user_id, session_id), basis, reply])
+
+    def _take_claimed_read(self, key: tuple[str, str, str]):
+        """The claim's read of ``key`` for ``get_session`` (an awaitable and the held entry, as ``_read``), once;
+        None when there is none, or the history cache no longer holds what the claim read against."""
+        claimed = _claimed_read.get()
+        if not claimed or claimed[0] != key:
+            return None
+        _, (entry, held), reply = claimed
+        claimed.clear()
+        if self.histories is None:
+            if reply is not None and int(reply[4]) != 0:
+                return None
+            return _ready(None if reply is None else [*reply[:4], reply[5]]), None
+        if self.histories.get(key) is not entry or (
+                entry is not None and (entry.version, entry.count, entry.digest) != held):
+            return None
+        return _ready(reply), (entry,)
+
     def _read(self, key: tuple[str, str, str], config: GetSessionConfig | None):
         """The read script call for ``get_session`` (a coroutine to await), and what the history cache held when
         it was made (None: not a cached read)."""
+        if config is None:
+            claimed = self._take_claimed_read(key)
+            if claimed is not None:
+                return claimed
         script_keys = read_keys(*key, self._app_apart)
         if config is None and self.histories is not None:
             entry = self.histories.get(key)
@@ -354,6 +399,9 @@ class RedisSessionService(BaseSessionService):
 
     async def _commit(self, session: Session, event: Event) -> None:
         app, user, sid = session.app_name, session.user_id, session.id
+        claimed = _claimed_read.get()
+        if claimed and claimed[0] == (app, user, sid):
+            claimed.clear()  # the claim's read is not the stored session any more
         scopes = split_by_scope(event.actions.state_delta) if event.actions.state_delta else _NO_DELTA
         held, fence = _held_fence(app, user)  # an AgentTool's child: its parent's lease (see above)
         script_keys = commit_keys(app, user, sid, self._app_apart)
@@ -412,3 +460,8 @@ def _delta_args(scopes: dict[str, dict[str, Any]], app_apart: bool) -> list[str]
         return _NO_DELTA_ARGS
     return [*encode_pairs(scopes["session"]), *encode_pairs(scopes["user"]),
             *encode_pairs({} if app_apart else scopes["app"])]
+
+
+async def _ready(value: Any) -> Any:
+    """``value``, as an awaitable (a read that needed no round trip)."""
+    return value

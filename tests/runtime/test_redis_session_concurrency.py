@@ -213,3 +213,28 @@ async def test_a_delta_with_thousands_of_keys_is_committed_whole(service):
     await service.append_event(session, _event(delta))
     stored = await service.get_session(app_name=APP, user_id=USER, session_id=SID)
     assert stored.state == delta
+
+
+async def test_a_claims_read_is_used_once_and_never_after_a_commit_made_it_stale(service, raw):
+    from runtime.redis_store.scripts import READ_SESSION_SINCE
+    from runtime.redis_store.session_layout import read_keys
+
+    session = await service.create_session(app_name=APP, user_id=USER, session_id=SID)
+    basis, args = service.claimed_read_args(APP, USER, SID)
+    held = {name: value for name, value in args.items() if name.startswith("held_")}
+    claimed = await READ_SESSION_SINCE(raw, **read_keys(APP, USER, SID, False), **held)
+    await raw.hset(keys.session_state(APP, USER, SID), "written", '"after the claim"')  # shows which read served
+
+    async def two_reads():
+        service.adopt_claimed_read(APP, USER, SID, basis, claimed)
+        return [(await service.get_session(app_name=APP, user_id=USER, session_id=SID)).state for _ in "12"]
+
+    assert await asyncio.create_task(two_reads()) == [{}, {"written": "after the claim"}]  # the claim's, then Redis
+
+    async def read_after_a_commit():
+        service.adopt_claimed_read(APP, USER, SID, basis, claimed)
+        await service.append_event(session, _event({"n": 1}))
+        return await service.get_session(app_name=APP, user_id=USER, session_id=SID)
+
+    fetched = await asyncio.create_task(read_after_a_commit())
+    assert (fetched.version, fetched.state) == (1, {"written": "after the claim", "n": 1})
