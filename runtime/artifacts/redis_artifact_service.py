@@ -58,14 +58,14 @@ class RedisArtifactService(BaseArtifactService):
         scope = _scope(session_id, filename)
         entry = {"part": artifact.model_dump(mode="json", exclude_none=True),
                  "meta": {"createTime": time.time(), "customMetadata": dict(custom_metadata or {})}}
-        fence_key, token = fence_for(app_name, user_id, session_id)
+        fence, token = fence_for(app_name, user_id, session_id)
         reply = await ARTIFACT_SAVE(
             self._clients.get(), versions=keys.artifact_versions(app_name, user_id, scope, filename),
-            index=keys.artifact_index(app_name, user_id, scope), fence=fence_key, fence_token=token,
+            index=keys.artifact_index(app_name, user_id, scope), **fence._asdict(), fence_token=token,
             entry=json.dumps(entry), filename=filename)
         if text(reply[0]) == "fenced":
             raise FencedOutError(f"artifact {filename!r} of session {session_id!r}: fencing token {int(token)!r} is "
-                                 f"not the current one ({text(reply[1]) or None!r}), checked at {fence_key!r}")
+                                 f"not the current one ({text(reply[1]) or None!r}), checked at {fence}")
         return int(reply[1])
 
     async def _entry(self, app_name, user_id, session_id, filename, version) -> tuple[int, Any] | None:

@@ -45,18 +45,21 @@ def read_keys(app: str, user: str, sid: str, app_apart: bool) -> Mapping[str, st
 def commit_keys(app: str, user: str, sid: str, app_apart: bool) -> Mapping[str, str]:
     """KEYS of COMMIT_EVENT (sessions/commit_event.lua)."""
     own = {**read_keys(app, user, sid, app_apart), "stream": keys.session_stream(app, user, sid),
-           "fence": keys.session_fence(app, user, sid), "active": keys.session_active_invocations(app, user, sid)}
+           "fence_meta": keys.session_meta(app, user, sid), "fence": keys.session_fence(app, user, sid),
+           "active": keys.session_active_invocations(app, user, sid)}
     return MappingProxyType(own)
 
 
 @functools.lru_cache(maxsize=4096)
 def lifecycle_keys(app: str, user: str, sid: str) -> Mapping[str, str]:
     """The session's keys the invocation scripts take (``lua/invocations/``), named as their headers name them;
-    a caller passes the ones its script takes (``InvocationStore.session_script_keys``)."""
+    a caller passes the ones its script takes (``InvocationStore.session_script_keys``). The fencing token is the
+    ``fence`` field of ``session_meta``; ``fence`` is the key sessions claimed before that field kept it in
+    (``lua/lib/fence.lua``)."""
     return MappingProxyType({
         "queue": keys.session_queue(app, user, sid), "lease": keys.session_lease(app, user, sid),
         "fence": keys.session_fence(app, user, sid), "stream": keys.session_stream(app, user, sid),
-        "active": keys.session_active_invocations(app, user, sid)})
+        "active": keys.session_active_invocations(app, user, sid), "session_meta": keys.session_meta(app, user, sid)})
 
 
 def session_keys(app: str, user: str, sid: str) -> tuple[str, ...]:

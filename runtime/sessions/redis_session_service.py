@@ -38,23 +38,41 @@ _Held = tuple[CachedHistory | None]
 
 
 
-# Fencing: the lease an asyncio task writes under, and the fence key and token each of its writes presents.
-# A worker's claim INCRs its session's fence key and runs the invocation in a task that carries the token
+# Fencing: the lease an asyncio task writes under, and the fence and token each of its writes presents.
+# A worker's claim bumps its session's fence (the ``fence`` field of its meta hash; ``lua/lib/fence.lua``) and runs the invocation in a task that carries the token
 # (``current_fence``) and the session whose lease it holds (``current_lease_session``). Every write of that task
 # that must not outlive the lease (an event commit here, an artifact save in ``artifacts.redis_artifact_service``)
-# checks the token against the fence key in the same script as the write, so a cancelled, rewound or superseded
+# checks the token against the fence in the same script as the write, so a cancelled, rewound or superseded
 # run writes nothing more.
 #
 # A run writes to more than its own session: an AgentTool runs its agent in a child session of the same app and
 # user (``tools.agent_tool_session``). A child is part of its parent's invocation, not a writer of its own, so its
 # writes are fenced by the *parent's* lease: cancelling the parent, or a worker taking it over, fences the child
-# out at once, and the child needs no claim, heartbeat or reaper entry. The parent's fence key and the child's
+# out at once, and the child needs no claim, heartbeat or reaper entry. The parent's fence and the child's
 # keys share the user's hash tag, so the check stays in one script on a Redis Cluster.
 
 current_fence: ContextVar[int | None] = ContextVar("agentq_current_fence", default=None)
 """The fencing token of the session lease the current asyncio task holds; None: write without a fence check
-(in-process runs, the API, tests). A write that presents a token that is not the fence key's current value is
+(in-process runs, the API, tests). A write that presents a token that is not the session's current one is
 refused (``FencedOutError``) and writes nothing."""
+
+
+class FencePlace(NamedTuple):
+    """Where a session's fencing token is kept: the ``fence`` field of its meta hash, or, for a session claimed
+    before that field existed and not since, its own fence key (``lua/lib/fence.lua``). Scripts take both."""
+
+    fence_meta: str
+    fence: str
+
+    def __str__(self) -> str:
+        return f"{self.fence_meta!r} (field 'fence'; {self.fence!r} before its first claim since)"
+
+
+def fence_place(app_name: str, user_id: str, session_id: str) -> FencePlace:
+    """The fence of this session, as the fenced scripts take it (``fence_meta=``, ``fence=``)."""
+    return FencePlace(keys.session_meta(app_name, user_id, session_id),
+                      keys.session_fence(app_name, user_id, session_id))
+
 
 class HeldLease(NamedTuple):
     """The session whose lease a task holds, with its token, and what its writes present (made once per run:
@@ -64,7 +82,7 @@ class HeldLease(NamedTuple):
     user_id: str
     session_id: str
     token: int
-    fence_key: str
+    fence: FencePlace
     token_text: str
 
 
@@ -78,28 +96,33 @@ def hold_lease(token: int, app_name: str, user_id: str, session_id: str) -> None
     """Make the current task write under the lease of this session with this token (for the rest of the task)."""
     current_fence.set(token)
     current_lease_session.set(HeldLease(app_name, user_id, session_id, token,
-                                        keys.session_fence(app_name, user_id, session_id), str(token)))
+                                        fence_place(app_name, user_id, session_id), str(token)))
 
 
-def fence_for(app_name: str, user_id: str, session_id: str) -> tuple[str, str]:
-    """The fence key and the token (``''``: unchecked) a write to this session presents.
+def fence_for(app_name: str, user_id: str, session_id: str) -> tuple[FencePlace, str]:
+    """The fence and the token (``''``: unchecked) a write to this session presents.
 
     A session of the same app and user as the held lease (the lease's own, or an AgentTool's child session) is
-    fenced by that lease; any other by its own fence key, which a token of another session never matches.
+    fenced by that lease; any other by its own fence, which a token of another session never matches.
     """
-    held_key, token = _held_fence(app_name, user_id)
-    return held_key or keys.session_fence(app_name, user_id, session_id), token
+    held, token = _held_fence(app_name, user_id)
+    return held or fence_place(app_name, user_id, session_id), token
 
 
-def _held_fence(app_name: str, user_id: str) -> tuple[str | None, str]:
-    """``fence_for`` without building the written session's own key: ``(None, token)`` when that key applies."""
+def _held_fence(app_name: str, user_id: str) -> tuple[FencePlace | None, str]:
+    """``fence_for`` without building the written session's own keys: ``(None, token)`` when those apply."""
     token = current_fence.get()
     if token is None:
         return None, ""
     held = current_lease_session.get()
     if held is not None and held.token == token and held.user_id == user_id and held.app_name == app_name:
-        return held.fence_key, held.token_text
+        return held.fence, held.token_text
     return None, str(token)
+
+
+_claimed_read: ContextVar[list | None] = ContextVar("agentq_claimed_read", default=None)
+"""A session read the claim of the current task's run made (``adopt_claimed_read``): ``[key, entry, reply]``,
+emptied by the first read that uses it (a list, so tasks that copied the context share it)."""
 
 
 class RedisSessionService(BaseSessionService):
@@ -231,9 +254,49 @@ class RedisSessionService(BaseSessionService):
             events = events[-recent:] if recent else events
         return build_session(meta, session_state, app_state, user_state, events)
 
+    def claimed_read_args(self, app_name: str, user_id: str, session_id: str) -> tuple[Any, dict[str, object]]:
+        """What a claim that reads the session for its run (``invocations/acquire.lua``) presents: the cached copy
+        it checks against (the entry, None when there is none or no cache, and what it held then) and the
+        script's session keys (but its meta) and ``held_*`` arguments."""
+        entry = None if self.histories is None else self.histories.get((app_name, user_id, session_id))
+        held = (0, 0, "") if entry is None else (entry.version, entry.count, entry.digest)
+        session = read_keys(app_name, user_id, session_id, self._app_apart)
+        return (entry, held), {"state": session["state"], "user_state": session["user_state"], "events": session["events"],
+                       "app_state": session.get("app_state"),
+                       "held_version": held[0], "held_count": held[1], "held_last_sha": held[2]}
+
+    def adopt_claimed_read(self, app_name: str, user_id: str, session_id: str, basis: Any, reply: Any) -> None:
+        """Let the current task's first ``get_session`` of this session (without a config) use the read its
+        claim made (``reply``, as ``read_session_since.lua`` returns it, against ``basis``, the first value of
+        ``claimed_read_args``) instead of a round trip. Nothing else can commit to the session in between (the
+        claim holds its lease); a commit through this service drops it anyway, as does a history cache entry
+        that changed meanwhile."""
+        _claimed_read.set([(app_name, user_id, session_id), basis, reply])
+
+    def _take_claimed_read(self, key: tuple[str, str, str]):
+        """The claim's read of ``key`` for ``get_session`` (an awaitable and the held entry, as ``_read``), once;
+        None when there is none, or the history cache no longer holds what the claim read against."""
+        claimed = _claimed_read.get()
+        if not claimed or claimed[0] != key:
+            return None
+        _, (entry, held), reply = claimed
+        claimed.clear()
+        if self.histories is None:
+            if reply is not None and int(reply[4]) != 0:
+                return None
+            return _ready(None if reply is None else [*reply[:4], reply[5]]), None
+        if self.histories.get(key) is not entry or (
+                entry is not None and (entry.version, entry.count, entry.digest) != held):
+            return None
+        return _ready(reply), (entry,)
+
     def _read(self, key: tuple[str, str, str], config: GetSessionConfig | None):
         """The read script call for ``get_session`` (a coroutine to await), and what the history cache held when
         it was made (None: not a cached read)."""
+        if config is None:
+            claimed = self._take_claimed_read(key)
+            if claimed is not None:
+                return claimed
         script_keys = read_keys(*key, self._app_apart)
         if config is None and self.histories is not None:
             entry = self.histories.get(key)
@@ -350,11 +413,14 @@ class RedisSessionService(BaseSessionService):
 
     async def _commit(self, session: Session, event: Event) -> None:
         app, user, sid = session.app_name, session.user_id, session.id
+        claimed = _claimed_read.get()
+        if claimed and claimed[0] == (app, user, sid):
+            claimed.clear()  # the claim's read is not the stored session any more
         scopes = split_by_scope(event.actions.state_delta) if event.actions.state_delta else _NO_DELTA
-        held_key, fence = _held_fence(app, user)  # an AgentTool's child: its parent's lease (see above)
+        held, fence = _held_fence(app, user)  # an AgentTool's child: its parent's lease (see above)
         script_keys = commit_keys(app, user, sid, self._app_apart)
-        if held_key is not None and held_key != script_keys["fence"]:
-            script_keys = {**script_keys, "fence": held_key}
+        if held is not None and held.fence_meta != script_keys["fence_meta"]:
+            script_keys = {**script_keys, **held._asdict()}
         raw = event.to_json()
         # Retrying is safe: a commit that landed before its reply was lost is recognised and not repeated.
         reply = await COMMIT_EVENT(
@@ -366,7 +432,7 @@ class RedisSessionService(BaseSessionService):
         if outcome == "fenced":
             raise FencedOutError(
                 f"session {sid!r}: fencing token {int(fence)!r} is not the current one ({text(reply[1]) or None!r}), "
-                f"checked at {script_keys['fence']!r}"
+                f"checked at {FencePlace(script_keys['fence_meta'], script_keys['fence'])}"
             )
         if outcome == "stale":
             raise StaleSessionError(
@@ -408,3 +474,8 @@ def _delta_args(scopes: dict[str, dict[str, Any]], app_apart: bool) -> list[str]
         return _NO_DELTA_ARGS
     return [*encode_pairs(scopes["session"]), *encode_pairs(scopes["user"]),
             *encode_pairs({} if app_apart else scopes["app"])]
+
+
+async def _ready(value: Any) -> Any:
+    """``value``, as an awaitable (a read that needed no round trip)."""
+    return value

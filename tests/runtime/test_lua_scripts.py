@@ -48,10 +48,11 @@ def test_a_library_is_sent_once_in_front_of_the_scripts_that_use_it():
 
 def test_named_values_bind_in_header_order_with_lists_spliced_and_optional_keys_left_out():
     keys, args = scripts.COMMIT_EVENT.bind(
-        meta="m", state="s", user_state="u", events="e", times="t", stream="x", fence="f", active="a",
+        meta="m", state="s", user_state="u", events="e", times="t", stream="x", fence_meta="m", fence="f",
+        active="a",
         expected_version=3, fence_token="", event_json="{}", timestamp="1.0", invocation_id="i",
         maxlen=10, slack=1, max_age_ms=0, state_pairs=["0", "0", "0"])
-    assert keys == ["m", "s", "u", "e", "t", "x", "f", "a"]
+    assert keys == ["m", "s", "u", "e", "t", "x", "m", "f", "a"]
     assert args == [3, "", "{}", "1.0", "i", 10, 1, 0, "0", "0", "0"]
     keys, _ = scripts.READ_SESSION.bind(meta="m", state="s", user_state="u", events="e", times="t",
                                         app_state="p", recent=0, after="")

@@ -80,14 +80,18 @@ async def test_concurrent_appends_on_one_live_session_object_all_commit_in_order
     ]
 
 
+async def _claim(raw) -> int:
+    """Bump the session's fencing token as a worker's claim does (lua/lib/fence.lua)."""
+    return await raw.hincrby(keys.session_meta(APP, USER, SID), "fence", 1)
+
+
 async def test_writer_with_an_old_fencing_token_is_refused_and_writes_nothing(service, raw):
     session = await service.create_session(app_name=APP, user_id=USER, session_id=SID)
-    fence_key = keys.session_fence(APP, USER, SID)
-    old = await raw.incr(fence_key)
+    old = await _claim(raw)
     token = current_fence.set(old)
     try:
         await service.append_event(session, _event({"by": "old"}))
-        new = await raw.incr(fence_key)  # another worker takes the lease
+        new = await _claim(raw)  # another worker takes the lease
         with pytest.raises(FencedOutError, match=f"fencing token {old!r} is not the current one \\('{new}'\\)"):
             await service.append_event(session, _event({"by": "old again", "app:x": 1}))
     finally:
@@ -103,13 +107,29 @@ async def test_writer_with_an_old_fencing_token_is_refused_and_writes_nothing(se
 
 async def test_a_fence_set_when_no_lease_was_ever_taken_is_refused(service, raw):
     session = await service.create_session(app_name=APP, user_id=USER, session_id=SID)
+    created = await raw.hget(keys.session_meta(APP, USER, SID), "fence")  # the server clock in ms at creation
     token = current_fence.set(1)
     try:
-        with pytest.raises(FencedOutError, match="token 1 is not the current one \\(None\\)"):
+        with pytest.raises(FencedOutError, match=f"token 1 is not the current one \\('{created}'\\)"):
             await service.append_event(session, _event({"x": 1}))
     finally:
         current_fence.reset(token)
     assert await _stored(service, raw) == (0, {}, [], 0)
+
+
+async def test_a_session_stored_before_the_fence_field_is_fenced_by_its_own_fence_key(service, raw):
+    session = await service.create_session(app_name=APP, user_id=USER, session_id=SID)
+    await raw.hdel(keys.session_meta(APP, USER, SID), "fence")  # as sessions were stored before the field
+    old = await raw.incr(keys.session_fence(APP, USER, SID))  # an old claim
+    token = current_fence.set(old)
+    try:
+        await service.append_event(session, _event({"by": "old"}))
+        new = await raw.incr(keys.session_fence(APP, USER, SID))
+        with pytest.raises(FencedOutError, match=f"fencing token {old!r} is not the current one \\('{new}'\\)"):
+            await service.append_event(session, _event({"by": "old again"}))
+    finally:
+        current_fence.reset(token)
+    assert await _stored(service, raw) == (1, {"by": "old"}, [{"by": "old"}], 1)
 
 
 async def test_no_fence_means_no_fence_check(service, raw):
@@ -193,3 +213,28 @@ async def test_a_delta_with_thousands_of_keys_is_committed_whole(service):
     await service.append_event(session, _event(delta))
     stored = await service.get_session(app_name=APP, user_id=USER, session_id=SID)
     assert stored.state == delta
+
+
+async def test_a_claims_read_is_used_once_and_never_after_a_commit_made_it_stale(service, raw):
+    from runtime.redis_store.scripts import READ_SESSION_SINCE
+    from runtime.redis_store.session_layout import read_keys
+
+    session = await service.create_session(app_name=APP, user_id=USER, session_id=SID)
+    basis, args = service.claimed_read_args(APP, USER, SID)
+    held = {name: value for name, value in args.items() if name.startswith("held_")}
+    claimed = await READ_SESSION_SINCE(raw, **read_keys(APP, USER, SID, False), **held)
+    await raw.hset(keys.session_state(APP, USER, SID), "written", '"after the claim"')  # shows which read served
+
+    async def two_reads():
+        service.adopt_claimed_read(APP, USER, SID, basis, claimed)
+        return [(await service.get_session(app_name=APP, user_id=USER, session_id=SID)).state for _ in "12"]
+
+    assert await asyncio.create_task(two_reads()) == [{}, {"written": "after the claim"}]  # the claim's, then Redis
+
+    async def read_after_a_commit():
+        service.adopt_claimed_read(APP, USER, SID, basis, claimed)
+        await service.append_event(session, _event({"n": 1}))
+        return await service.get_session(app_name=APP, user_id=USER, session_id=SID)
+
+    fetched = await asyncio.create_task(read_after_a_commit())
+    assert (fetched.version, fetched.state) == (1, {"written": "after the claim", "n": 1})

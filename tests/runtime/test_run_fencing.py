@@ -54,11 +54,17 @@ async def _saved(artifacts, session_id: str) -> list[int]:
     return await artifacts.list_versions(app_name=APP, user_id=USER, session_id=session_id, filename="r.txt")
 
 
+async def _claim(raw, session_id: str) -> int:
+    """Bump the session's fencing token as a worker's claim does (lua/lib/fence.lua: a field of its meta hash)."""
+    return await raw.hincrby(keys.session_meta(APP, USER, session_id), "fence", 1)
+
+
 async def test_an_artifact_save_with_a_stale_fencing_token_is_refused_and_stores_nothing(services):
-    _, artifacts, raw = services
-    old = await raw.incr(keys.session_fence(APP, USER, PARENT))
+    sessions, artifacts, raw = services
+    await sessions.create_session(app_name=APP, user_id=USER, session_id=PARENT)
+    old = await _claim(raw, PARENT)
     assert await _under(old, PARENT, _save(artifacts, PARENT)) == 0
-    new = await raw.incr(keys.session_fence(APP, USER, PARENT))  # cancelled, rewound or taken over
+    new = await _claim(raw, PARENT)  # cancelled, rewound or taken over
     with pytest.raises(FencedOutError, match=f"fencing token {old} is not the current one \\('{new}'\\)"):
         await _under(old, PARENT, _save(artifacts, PARENT))
     assert await _saved(artifacts, PARENT) == [0]
@@ -67,7 +73,7 @@ async def test_an_artifact_save_with_a_stale_fencing_token_is_refused_and_stores
 
 
 async def test_a_user_scoped_artifact_save_is_fenced_too(services):
-    _, artifacts, raw = services
+    _, artifacts, raw = services  # a session stored before the fence field: its own fence key holds the token
     old = await raw.incr(keys.session_fence(APP, USER, PARENT))
     await raw.incr(keys.session_fence(APP, USER, PARENT))
     save = lambda: artifacts.save_artifact(app_name=APP, user_id=USER, session_id=PARENT,  # noqa: E731
@@ -87,15 +93,15 @@ async def test_a_child_session_is_written_under_the_lease_of_the_run_that_made_i
     sessions, artifacts, raw = services
     await sessions.create_session(app_name=APP, user_id=USER, session_id=PARENT)
     child = await sessions.create_session(app_name=APP, user_id=USER, session_id=CHILD)
-    token = await raw.incr(keys.session_fence(APP, USER, PARENT))
+    token = await _claim(raw, PARENT)
     said = Event(invocation_id="e-child", author="translator", content=types.Content(
         role="model", parts=[types.Part(text="Bonjour")]))
     await _under(token, PARENT, lambda: sessions.append_event(child, said))
     assert await _under(token, PARENT, _save(artifacts, CHILD)) == 0
-    await raw.incr(keys.session_fence(APP, USER, PARENT))  # the parent invocation is cancelled
+    await _claim(raw, PARENT)  # the parent invocation is cancelled
     late = Event(invocation_id="e-child", author="translator", content=types.Content(
         role="model", parts=[types.Part(text="Au revoir")]))
-    with pytest.raises(FencedOutError, match=f"checked at '{keys.session_fence(APP, USER, PARENT)}'"):
+    with pytest.raises(FencedOutError, match=f"checked at '{keys.session_meta(APP, USER, PARENT)}'"):
         await _under(token, PARENT, lambda: sessions.append_event(child, late))
     with pytest.raises(FencedOutError):
         await _under(token, PARENT, _save(artifacts, CHILD))

@@ -96,3 +96,30 @@ async def test_span_stores_keep_runs_in_order_per_session(backend, request):
     assert await store.list(**{**where, "session_id": "s2"}) == []
     if backend == "redis":
         await store.aclose()
+
+
+async def test_a_redis_span_store_shows_the_newest_runs_and_trims_its_list_once_per_slack_saves(redis_url):
+    import redis.asyncio as aioredis
+
+    from runtime.redis_store import keys
+    from runtime.tracing import RedisSpanStore
+    from runtime.tracing.redis_span_store import TRIM_SLACK
+    from runtime.tracing.store import MAX_RUNS_PER_SESSION
+
+    store, client = RedisSpanStore(redis_url, ttl_s=60), aioredis.Redis.from_url(redis_url)
+    where = {"app_name": "app", "user_id": "u", "session_id": "s1"}
+    raw = keys.session_spans("app", "u", "s1")
+    try:
+        lengths = []
+        for i in range(MAX_RUNS_PER_SESSION + 2 * TRIM_SLACK + 3):
+            await store.save(**where, spans=[{"name": f"run {i}"}])
+            lengths.append(await client.llen(raw))
+            shown = [span["name"] for span in await store.list(**where)]
+            assert shown == [f"run {j}" for j in range(max(0, i + 1 - MAX_RUNS_PER_SESSION), i + 1)]
+        assert max(lengths) == MAX_RUNS_PER_SESSION + TRIM_SLACK
+        trims = sum(1 for a, b in zip(lengths, lengths[1:], strict=False) if b < a)
+        assert trims == 2
+        assert 0 < await client.pttl(raw) <= 60_000
+    finally:
+        await store.aclose()
+        await client.aclose()

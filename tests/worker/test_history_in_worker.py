@@ -49,3 +49,51 @@ async def test_a_workers_invocations_of_one_session_run_on_its_kept_history_and_
     assert [c.model_dump() for c in shown] == [c.model_dump() for c in build_contents(stored.events,
                                                                                     "weather_agent", None)]
     await reader.aclose()
+
+
+async def _scripts_run_while(redis_url, work) -> list[str]:
+    """The SHA1 of every script EVALSHA'd on the server while ``work()`` ran (a MONITOR of the real server)."""
+    import asyncio
+
+    import redis.asyncio as aioredis
+
+    client = aioredis.Redis.from_url(redis_url, decode_responses=True)
+    seen: list[str] = []
+    async with client.monitor() as monitor:
+        async def watch():
+            while True:
+                command = (await monitor.next_command())["command"]
+                if command.startswith("EVALSHA "):
+                    seen.append(command.split()[1])
+
+        watching = asyncio.create_task(watch())
+        await asyncio.sleep(0.1)
+        await work()
+        await client.ping()
+        await asyncio.sleep(0.2)
+        watching.cancel()
+    await client.aclose()
+    return seen
+
+
+@pytest.mark.parametrize("kept", [True, False], ids=["history kept", "no history cache"])
+async def test_a_runs_first_read_of_its_session_is_the_one_its_claim_made(executor, redis_url, kept):
+    from runtime.redis_store.scripts import ACQUIRE, READ_SESSION, READ_SESSION_SINCE
+
+    store = executor.store
+    if not kept:
+        store.session_service.keep_histories(0)
+    await store.session_service.create_session(app_name="weather", user_id="u", session_id="s")
+    assert await _run(executor, "s", "Weather in Paris?") == ("completed", False)
+
+    async def second_turn():
+        assert await _run(executor, "s", "And in Rome?") == ("completed", False)
+
+    scripts = await _scripts_run_while(redis_url, second_turn)
+    assert scripts.count(ACQUIRE.sha) == 1
+    assert scripts.count(READ_SESSION_SINCE.sha) + scripts.count(READ_SESSION.sha) == 0
+    reader = RedisSessionService(redis_url)
+    stored = await reader.get_session(app_name="weather", user_id="u", session_id="s")
+    asked = [e.content.parts[0].text for e in stored.events if e.author == "user" and e.content.parts[0].text]
+    assert asked == ["Weather in Paris?", "And in Rome?"]  # the second run committed on top of the first
+    await reader.aclose()

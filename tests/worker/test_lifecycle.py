@@ -138,6 +138,64 @@ async def test_unknown_invocations_and_calls_are_refused_with_their_ids(store):
     assert (await store.get(invocation_id)).status == "parked"
 
 
+async def _commit_under(store, fence: int, invocation_id: str) -> None:
+    """Commit one event to session 's' as the holder of ``fence`` would."""
+    session = await store.session_service.get_session(app_name="app", user_id="u", session_id="s")
+    token = current_fence.set(fence)
+    try:
+        await store.session_service.append_event(session, Event(author="user", invocation_id=invocation_id))
+    finally:
+        current_fence.reset(token)
+
+
+async def test_a_claim_keeps_the_fence_in_the_session_meta_hash_and_leaves_no_fence_key(store):
+    invocation_id = await store.enqueue("app", "u", "s", "one", None, None)
+    created = int(await store.redis.hget(keys.session_meta("app", "u", "s"), "fence"))
+    claim = await lease.acquire(store, invocation_id, "w")
+    assert claim.fence == created + 1
+    assert int(await store.redis.hget(keys.session_meta("app", "u", "s"), "fence")) == claim.fence
+    assert await store.redis.exists(keys.session_fence("app", "u", "s")) == 0
+    await _commit_under(store, claim.fence, invocation_id)
+
+
+async def test_a_session_stored_before_the_fence_field_is_claimed_above_its_old_fence_key_and_fences_its_holder(
+        store):
+    meta, old_key = keys.session_meta("app", "u", "s"), keys.session_fence("app", "u", "s")
+    await store.redis.hdel(meta, "fence")  # as sessions were stored before the field
+    ahead = int(float(await store.redis.hget(meta, "last_update_time")) * 1000) + 10**9  # above the clock
+    await store.redis.set(old_key, ahead)  # an earlier claim's token, in the key it was kept in then
+    invocation_id = await store.enqueue("app", "u", "s", "one", None, None)
+    claim = await lease.acquire(store, invocation_id, "w")
+    assert claim.fence == ahead + 1
+    assert int(await store.redis.hget(meta, "fence")) == claim.fence
+    assert await store.redis.exists(old_key) == 0
+    with pytest.raises(FencedOutError):
+        await _commit_under(store, ahead, invocation_id)
+    await _commit_under(store, claim.fence, invocation_id)
+
+
+async def test_cancelling_a_run_claimed_under_the_old_fence_key_fences_it_out(store):
+    meta, old_key = keys.session_meta("app", "u", "s"), keys.session_fence("app", "u", "s")
+    invocation_id = await store.enqueue("app", "u", "s", "one", None, None)
+    claim = await lease.acquire(store, invocation_id, "w")
+    await store.redis.hdel(meta, "fence")  # as if an earlier release had claimed it: the token in its own key
+    await store.redis.set(old_key, claim.fence)
+    await _commit_under(store, claim.fence, invocation_id)
+    await store.cancel(invocation_id, "stop")
+    assert int(await store.redis.hget(meta, "fence")) > claim.fence
+    with pytest.raises(FencedOutError):
+        await _commit_under(store, claim.fence, invocation_id)
+
+
+async def test_a_claim_on_a_session_deleted_under_its_queue_makes_no_session_meta_hash(store):
+    invocation_id = await store.enqueue("app", "u", "s", "one", None, None)
+    await store.session_service.delete_session(app_name="app", user_id="u", session_id="s")
+    claim = await lease.acquire(store, invocation_id, "w")
+    assert await store.redis.exists(keys.session_meta("app", "u", "s")) == 0
+    assert int(await store.redis.get(keys.session_fence("app", "u", "s"))) == claim.fence
+    assert await store.session_service.get_session(app_name="app", user_id="u", session_id="s") is None
+
+
 async def test_cancelling_a_running_invocation_fences_it_out_and_passes_the_session_on(store):
     first = await store.enqueue("app", "u", "s", "one", None, None)
     second = await store.enqueue("app", "u", "s", "two", None, None)

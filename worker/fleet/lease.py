@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from runtime.redis_store import keys
 from runtime.redis_store.scripts import (
@@ -56,6 +56,9 @@ class Claim:
     """True once a quarantine process runs it (worker.running.quarantine): that process heartbeats and settles it."""
     evidence: CrashEvidence = field(default_factory=CrashEvidence)
     """Earlier runs of the invocation that ended with their process gone (worker.fleet.attempts)."""
+    session_read: tuple[Any, Any] | None = None
+    """The session as the claim read it for the run (the history cache entry it read against, the reply), handed
+    to the session service by the run (``RedisSessionService.adopt_claimed_read``)."""
 
     @property
     def fence(self) -> int:
@@ -68,9 +71,12 @@ async def acquire(
 ) -> Claim | Refusal:
     """Take the session lease for ``invocation_id`` if it is the queue head and no one holds it."""
     where = await store.locate(invocation_id)
+    # The claim reads the session for the run too (its first get_session then needs no round trip).
+    held, session_read = store.session_service.claimed_read_args(where.app, where.user, where.session)
     reply = await ACQUIRE(
         store.mux, record=store.record_key(invocation_id, where),
-        **store.session_script_keys(where, "queue", "lease", "fence", "stream"), invocation_id=invocation_id, worker=worker, lease_ms=int(ttl_s * 1000), now=time.time(),
+        **store.session_script_keys(where, "queue", "lease", "fence", "stream", "session_meta"),
+        **session_read, invocation_id=invocation_id, worker=worker, lease_ms=int(ttl_s * 1000), now=time.time(),
         status_counts=keys.status_counts(store.shard(where)))
     if reply[0] != "ok":
         if reply[0] != "held":  # the holder (or the head's settle) is responsible for it now
@@ -84,6 +90,7 @@ async def acquire(
         record=decode_record(fields), where=where, token=reply[1],
         response_fields=sorted(name for name in fields if name.startswith("r:")),
         interrupted=reply[3] == "running", evidence=CrashEvidence.from_fields(fields),
+        session_read=(held, reply[4]),
     )
 
 

@@ -40,7 +40,7 @@ async def cancel_session(store: InvocationStore, app: str, user: str, session_id
     entry = audit.entry("cancel", actor, now, reason=reason)
     detail = {"reason": reason, **({"cancelledBy": audit.who(entry)} if entry is not None else {})}
     error = {"type": "InvocationCancelledError", "message": reason}
-    session_keys = store.session_script_keys(where, "queue", "lease", "fence", "stream", "active")
+    session_keys = store.session_script_keys(where, "queue", "lease", "fence", "stream", "active", "session_meta")
     for _ in range(ATTEMPTS):
         active, queued = await store.batch(("ZRANGE", session_keys["active"], 0, -1),
                                            ("LRANGE", session_keys["queue"], 0, -1))

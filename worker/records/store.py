@@ -190,7 +190,8 @@ class InvocationStore:
 
     @staticmethod
     def session_script_keys(where: Where, *names: str) -> dict[str, str]:
-        """The session keys ``names`` (queue, lease, fence, stream, active) by name, as a script call takes them."""
+        """The session keys ``names`` (queue, lease, fence, stream, active, session_meta) by name, as a script
+        call takes them."""
         named = lifecycle_keys(where.app, where.user, where.session)
         return {name: named[name] for name in names}
 
@@ -398,7 +399,7 @@ class InvocationStore:
         fields = encode_fields({"cancel_reason": reason, "error": error, "finished_at": now})
         reply = await CANCEL(
             self.mux, record=self.record_key(invocation_id, where),
-            **self.session_script_keys(where, "queue", "lease", "fence", "stream", "active"),
+            **self.session_script_keys(where, "queue", "lease", "fence", "stream", "active", "session_meta"),
             settled=keys.invocation_settled(where.app, where.user, invocation_id),
             journal=keys.invocation_journal(where.app, where.user, invocation_id),
             parked=keys.user_parked(where.app, where.user), webhook_due=keys.webhook_due(shard),

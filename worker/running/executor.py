@@ -170,6 +170,10 @@ class Executor:
             runner = self.runners.get(record.app_name)
             if runner is None:
                 raise AppNotFoundError(f"app {record.app_name!r} is not served by worker {self.config.worker_name!r}")
+            if claim.session_read is not None:  # the claim read the session for this run: no read of its own
+                self.store.session_service.adopt_claimed_read(claim.where.app, claim.where.user,
+                                                              claim.where.session, *claim.session_read)
+                claim.session_read = None
             limit = record.time_limit or self.config.default_time_limit_s
             try:
                 async with asyncio.timeout(limit):

@@ -10,7 +10,9 @@ from ._naming import PREFIX, _part, _session_base, app_tag, sharded, user_tag
 
 
 def session_meta(app_name: str, user_id: str, session_id: str) -> str:
-    """Hash: id, app, user, version, last_update_time."""
+    """Hash: id, app, user, version, last_update_time, max_ts, and fence: the fencing token, bumped on every
+    lease acquisition (and cancel of a running invocation); commits carry the token they hold
+    (``lua/lib/fence.lua``)."""
     return _session_base(app_name, user_id, session_id) + ":meta"
 
 
@@ -35,7 +37,8 @@ def session_lease(app_name: str, user_id: str, session_id: str) -> str:
 
 
 def session_fence(app_name: str, user_id: str, session_id: str) -> str:
-    """Integer: the fencing token, INCRed on every lease acquisition; commits carry the token they hold."""
+    """Integer: where sessions stored before the meta hash's ``fence`` field keep their fencing token, until
+    their next claim moves it into that field (``lua/lib/fence.lua``); absent for every other session."""
     return _session_base(app_name, user_id, session_id) + ":fence"
 
 
@@ -69,9 +72,10 @@ def session_spans(app_name: str, user_id: str, session_id: str) -> str:
 
 
 def session_event_times(app_name: str, user_id: str, session_id: str) -> str:
-    """Sorted set: event index (zero-padded) scored by the running maximum of event timestamps.
+    """Sorted set: event index (zero-padded) scored by the running maximum of event timestamps, one checkpoint
+    every 16 events (one per event in sessions stored before; ``lua/lib/time_index.lua``).
 
-    Lets ``get_session(after_timestamp=...)`` find the first event to load without reading history.
+    Lets ``get_session(after_timestamp=...)`` find the first event to load reading at most 15 events of history.
     """
     return _session_base(app_name, user_id, session_id) + ":times"
 

@@ -26,7 +26,7 @@ end
 for _, name in ipairs(redis.call('SMEMBERS', KEYS[10])) do
   if not files[name] then return {'changed'} end
 end
-local session = {queue = KEYS[7], lease = KEYS[8], fence = KEYS[9], stream = KEYS[5], active = KEYS[6],
+local session = {queue = KEYS[7], lease = KEYS[8], meta = KEYS[1], fence = KEYS[9], stream = KEYS[5], active = KEYS[6],
                  parked = KEYS[13], webhook_due = KEYS[14], webhook_outbox = KEYS[15], app_parked = KEYS[16],
                  inbox_changes = KEYS[17], status_counts = KEYS[18], dispatch_due = KEYS[19],
                  lease_expiries = KEYS[20], call_deadlines = KEYS[21]}

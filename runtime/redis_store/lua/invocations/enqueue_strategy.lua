@@ -1,4 +1,4 @@
--- uses: enqueue_step, cancel_step, claim_step, stream_trim
+-- uses: enqueue_step, cancel_step, fence, stream_trim
 -- Queue an invocation under a double-texting strategy (worker.double_texting), in one step with what the strategy
 -- does to the invocations already live on the session (queued, running or parked):
 --   reject:    queue it only when none is live;
@@ -42,7 +42,7 @@ local cancel_at = 13 + 2 * live_count
 local fields_at = cancel_at + 1 + 2 * tonumber(ARGV[cancel_at])
 local cancel_fields = {}
 if fields_at > cancel_at + 1 then cancel_fields = {unpack(ARGV, cancel_at + 1, fields_at - 1)} end
-local session = {queue = KEYS[3], lease = KEYS[7], fence = KEYS[8], stream = KEYS[5], active = KEYS[6],
+local session = {queue = KEYS[3], lease = KEYS[7], meta = KEYS[1], fence = KEYS[8], stream = KEYS[5], active = KEYS[6],
                  parked = KEYS[9], webhook_due = KEYS[10], webhook_outbox = KEYS[11], app_parked = KEYS[12],
                  inbox_changes = KEYS[13], status_counts = KEYS[14], dispatch_due = KEYS[15],
                  lease_expiries = KEYS[16], call_deadlines = KEYS[17]}
@@ -65,8 +65,7 @@ local _, entry = enqueue_step({record = KEYS[2], queue = KEYS[3], user_invocatio
 
 local token = ''
 if strategy == 'rollback' then
-  ensure_fence(KEYS[8])
-  token = 'rewind:' .. ARGV[1] .. '|' .. redis.call('INCR', KEYS[8])
+  token = 'rewind:' .. ARGV[1] .. '|' .. fence_next(KEYS[1], KEYS[8])
   redis.call('SET', KEYS[7], token, 'PX', ARGV[11])
 end
 return {'ok', entry, token, cancelled, calls, redis.call('LINDEX', KEYS[3], 0) or ''}

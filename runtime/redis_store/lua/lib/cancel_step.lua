@@ -1,4 +1,4 @@
--- uses: invocation_status, inbox_feed
+-- uses: invocation_status, inbox_feed, fence
 -- The cancel step, the one way a queued, running or parked invocation becomes 'cancelled'
 -- (invocations/cancel.lua, invocations/cancel_session.lua, invocations/enqueue_strategy.lua,
 -- invocations/delete_session.lua). It leaves the session's queue; a running one loses its lease and the fence
@@ -8,7 +8,7 @@
 -- active set, the parked indexes and every reaper set (dispatch watchdog, lease expiry, call deadlines), so no
 -- reaper re-sends the run job of a cancelled invocation; the inbox feed says so; its 'cancelled' status entry
 -- goes on the stream and its retention starts. The caller trims the stream once after its cancels.
--- c: {queue, lease, fence, stream, active, parked, webhook_due, webhook_outbox, app_parked, inbox_changes,
+-- c: {queue, lease, meta, fence, stream, active, parked, webhook_due, webhook_outbox, app_parked, inbox_changes,
 --     status_counts, dispatch_due, lease_expiries, call_deadlines}
 -- it: {id, record, settled, journal, member (JSON [user, id]: its member of app_parked and of audit_index)}
 -- Returns nil when the invocation is gone or final already; else its previous status and the ids of the calls
@@ -23,7 +23,7 @@ local function cancel_step(c, it, now, status_data, fields, audit, audit_index)
   local holder = redis.call('GET', c.lease)
   if holder and string.sub(holder, 1, #it.id + 1) == it.id .. '|' then
     redis.call('DEL', c.lease)
-    redis.call('INCR', c.fence)
+    fence_next(c.meta, c.fence)
   end
   local calls = pending_ids(it.record)
   count_move(c.status_counts, it.record, status, 'cancelled')

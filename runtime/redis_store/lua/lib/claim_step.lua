@@ -1,30 +1,10 @@
--- uses: invocation_status, crash_log
+-- uses: invocation_status, crash_log, fence
 -- The claim step, the one way an invocation becomes 'running' (invocations/acquire.lua): the session lease for
 -- it, the fencing token bumped, the record marked running by the worker, its status count and status entry.
 -- The caller checked it may claim (the queue head, no lease held, queued or running).
 
--- A new (or deleted and re-created) session's fence starts at the server clock in ms: above any token a stalled
--- holder from before a deletion could still present. Also used for a rewind's hold (enqueue_strategy.lua).
-local function ensure_fence(fence)
-  if redis.call('EXISTS', fence) == 0 then
-    local now = redis.call('TIME')
-    redis.call('SET', fence, string.format('%d', tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)))
-  end
-end
-
--- The fence's next token in one INCR: a fence that did not exist (INCR made it 1) starts at the server clock in
--- ms as ensure_fence starts it, then rises by one, as ensure_fence then INCR would have left it.
-local function next_fence(fence)
-  local token = redis.call('INCR', fence)
-  if token == 1 then
-    local now = redis.call('TIME')
-    token = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000) + 1
-    redis.call('SET', fence, string.format('%d', token))
-  end
-  return string.format('%d', token)
-end
-
--- c: {record, lease, fence, stream, status_counts}; f: the record's fields as the caller read them (HGETALL),
+-- c: {record, lease, meta, fence, stream, status_counts} (meta: the session's meta hash, fence: its legacy fence
+-- key, lib/fence.lua); f: the record's fields as the caller read them (HGETALL),
 -- updated here with what the claim writes, so the caller returns the claimed record without reading it again.
 -- Returns the lease token.
 local function claim_step(c, invocation_id, f, worker, lease_ms, now)
@@ -42,7 +22,7 @@ local function claim_step(c, invocation_id, f, worker, lease_ms, now)
       f.crash_log = redis.call('HGET', c.record, 'crash_log')
     end
   end
-  local token = invocation_id .. '|' .. next_fence(c.fence)
+  local token = invocation_id .. '|' .. fence_next(c.meta, c.fence)
   redis.call('SET', c.lease, token, 'PX', lease_ms)
   -- nothing to move on a take-over (running already)
   count_move_known(c.status_counts, c.record, {f.app_name, f.user_id, f.counted}, status, 'running')

@@ -1,3 +1,4 @@
+-- uses: time_index
 -- Read a session: its meta, state, and its newest events (or those since a time).
 -- KEYS: meta, state, user_state, events, times, [app_state]
 -- ARGV: recent, after
@@ -9,8 +10,12 @@ local start = 0
 local recent = tonumber(ARGV[1])
 if recent > 0 and len - recent > start then start = len - recent end
 if ARGV[2] ~= '' then
-  local first = redis.call('ZRANGEBYSCORE', KEYS[5], ARGV[2], '+inf', 'LIMIT', 0, 1)[1]
-  if first == nil then start = len elseif tonumber(first) > start then start = tonumber(first) end
+  local max_ts = false
+  for i = 1, #meta, 2 do
+    if meta[i] == 'max_ts' then max_ts = meta[i + 1] end
+  end
+  local first = time_index_first(KEYS[5], KEYS[4], len, ARGV[2], max_ts)
+  if first > start then start = first end
 end
 local events = {}
 if start < len then events = redis.call('LRANGE', KEYS[4], start, -1) end
