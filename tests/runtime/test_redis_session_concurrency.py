@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-import redis.asyncio as aioredis
 
 from runtime.errors import FencedOutError, StaleSessionError
 from runtime.events import Event, EventActions
@@ -14,20 +13,6 @@ from runtime.sessions import GetSessionConfig, RedisSessionService
 from runtime.sessions.redis_session_service import current_fence
 
 APP, USER, SID = "app", "ann", "s1"
-
-
-@pytest.fixture
-async def service(redis_url):
-    service = RedisSessionService(redis_url)
-    yield service
-    await service.aclose()
-
-
-@pytest.fixture
-async def raw(redis_url):
-    client = aioredis.Redis.from_url(redis_url, decode_responses=True)
-    yield client
-    await client.aclose()
 
 
 def _event(delta: dict) -> Event:

@@ -7,29 +7,14 @@ from __future__ import annotations
 import random
 
 import pytest
-import redis.asyncio as aioredis
 
 from runtime.events import Event
 from runtime.redis_store import keys
 from runtime.redis_store.scripts import READ_SESSION
 from runtime.redis_store.session_layout import read_keys
-from runtime.sessions import GetSessionConfig, RedisSessionService
+from runtime.sessions import GetSessionConfig
 
 APP, USER, SID = "app", "ann", "s1"
-
-
-@pytest.fixture
-async def service(redis_url):
-    service = RedisSessionService(redis_url)
-    yield service
-    await service.aclose()
-
-
-@pytest.fixture
-async def raw(redis_url):
-    client = aioredis.Redis.from_url(redis_url, decode_responses=True)
-    yield client
-    await client.aclose()
 
 
 def _timestamps(count: int) -> list[float]:
