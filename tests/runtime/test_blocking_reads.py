@@ -17,7 +17,7 @@ async def test_a_blocking_read_cancelled_while_it_waits_does_not_hold_up_the_nex
     redis = aioredis.from_url(redis_url, decode_responses=True)
     try:
         waiting = asyncio.ensure_future(reads.execute_command("XREAD", "BLOCK", 0, "STREAMS", "left", "$"))
-        while not any(client.get("cmd") == "xread" for client in await redis.client_list()):
+        while not any(client.get("cmd") == "xread" and "b" in client.get("flags", "") for client in await redis.client_list()):
             await asyncio.sleep(0.01)  # the read is waiting in Redis
         waiting.cancel()
         await asyncio.gather(waiting, return_exceptions=True)
