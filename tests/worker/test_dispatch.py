@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import multiprocessing
 import threading
 
 import pytest
@@ -69,6 +70,27 @@ async def test_the_loop_keeps_serving_while_a_publish_waits_on_the_broker_and_jo
     assert app.calls == [
         (RUN_TASK, ["e-1", ["weather", "ann", "s1"]], "agentq.app.weather"),
         (RUN_BATCH_TASK, [[["e-2", ["weather", "ann", "s2"]], ["e-3", ["weather", "ann", "s3"]]]], "agentq.app.weather")]
+
+
+def _send_in_forked_child(dispatcher: Dispatcher, sent) -> None:
+    async def send() -> None:
+        async with asyncio.timeout(10):  # a publish handed to a thread the fork did not copy never ends
+            await dispatcher.send("e-child", ["weather", "ann", "s2"])
+
+    asyncio.run(send())
+    sent.put(dispatcher.app.calls)
+
+
+def test_a_dispatcher_used_before_a_fork_still_publishes_in_the_forked_child():
+    dispatcher = Dispatcher(RecordingApp(), queues=RunQueues())
+    asyncio.run(dispatcher.send("e-parent", ["weather", "ann", "s1"]))  # the parent's publishing thread exists
+    fork = multiprocessing.get_context("fork")
+    sent = fork.Queue()
+    child = fork.Process(target=_send_in_forked_child, args=(dispatcher, sent))
+    child.start()
+    child.join(timeout=30)
+    assert child.exitcode == 0
+    assert sent.get(timeout=5)[-1] == (RUN_TASK, ["e-child", ["weather", "ann", "s2"]], "agentq.app.weather")
 
 
 async def test_jobs_of_different_apps_go_to_their_own_queues_and_a_job_of_no_known_app_to_the_shared_one():

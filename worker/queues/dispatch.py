@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -55,6 +56,9 @@ class Dispatcher:
         """The loops whose previous batch is still being published: their next batch waits for it."""
         self._publisher: ThreadPoolExecutor | None = None
         """The one thread publishes run on (made on first use): kombu's connections are used from it alone."""
+        self._publisher_pid = 0
+        """The process that made ``_publisher``: a forked child (a prefork pool) has no such thread, so it makes
+        its own."""
 
     @property
     def app(self) -> Any:
@@ -86,8 +90,9 @@ class Dispatcher:
         """Hand the loop's pending batch to the publishing thread; when it is out, start the next one."""
         by_queue, published = self._batches.pop(loop)
         self._publishing.add(loop)
-        if self._publisher is None:
+        if self._publisher is None or self._publisher_pid != os.getpid():
             self._publisher = ThreadPoolExecutor(max_workers=1, thread_name_prefix="agentq-dispatch")
+            self._publisher_pid = os.getpid()
         sending = loop.run_in_executor(self._publisher, self._publish, by_queue)
         sending.add_done_callback(lambda _: self._published(loop, published))
 
