@@ -35,7 +35,7 @@ from api.routes import (
 from api.routes.dev_ui import mount_dev_ui
 from api.routes.ui import mount_ui
 from api.settings import ApiSettings
-from api.streams.fast_lane import RunSseFastLane
+from api.streams.fast_lane import CreateSessionFastLane, RunSseFastLane
 from api.tracing import TraceContext
 from api.views.metrics import Metrics, RequestMetrics, StatsProvider
 from runtime import __version__
@@ -109,6 +109,7 @@ def create_app(
     # only bodies within the limit.
     if fast_lane:
         app.add_middleware(RunSseFastLane, api=app)
+        app.add_middleware(CreateSessionFastLane, api=app)
     app.add_middleware(OpsRouteGuard, settings=settings, paths=ops_paths(app))
     # Every body is read (in time), measured and depth-checked here before anything parses it.
     app.add_middleware(BodyLimits, max_bytes=settings.max_body_bytes, read_timeout_s=settings.connection.body_timeout_s)

@@ -35,6 +35,7 @@ PARTS = {
     "scaleout": ["bench.scaleout"],
     "glide": ["bench.glide_bench"],
     "rediscost": ["bench.rediscost_bench"],
+    "http": ["bench.http_vs_adk"],
 }
 
 

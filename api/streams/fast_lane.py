@@ -1,4 +1,5 @@
-"""RunSseFastLane: POST /run_sse served without FastAPI's routing and dependency machinery on the happy path.
+"""RunSseFastLane: POST /run_sse served without FastAPI's routing and dependency machinery on the happy path;
+CreateSessionFastLane: the same for POST /apps/{app}/users/{user}/sessions, which a client calls before each run.
 
 /run_sse is the latency-critical route (first event frame p50 <= 5 ms through the API). Matching ~30 routes
 across included routers, solving five dependencies and opening FastAPI's exit stacks cost ~150 us a request
@@ -17,16 +18,18 @@ from typing import Any
 
 from fastapi import FastAPI
 from starlette.requests import Request
+from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from api.access.auth import resolve_caller
 from api.access.roles import route_rule
-from api.deps import check_scope
-from api.routes import run
+from api.deps import UserScope, check_scope
+from api.routes import run, sessions
 from api.routes.run import start_run_sse
-from api.views.schemas import AgentRunRequest
+from api.views.schemas import AgentRunRequest, CreateSessionRequest
 
 PATH = "/run_sse"
+SESSIONS = "/apps/{app_name}/users/{user_id}/sessions"
 
 
 class RunSseFastLane:
@@ -75,18 +78,86 @@ class RunSseFastLane:
         return caller, body
 
     async def _handled(self, scope: Scope, exc: Exception):
-        """The app's own handler's response for ``exc``; anything without one propagates, as from the route.
+        return await _handled(self.api, scope, exc)
 
-        The catch-all ``Exception`` handler is left out on purpose: Starlette runs it in ServerErrorMiddleware,
-        outside this one, which also re-raises so the server logs the error.
-        """
-        handlers = self.api.exception_handlers
-        for cls in type(exc).__mro__:
-            if cls is Exception:
-                break
-            if cls in handlers:
-                return await handlers[cls](Request(scope), exc)
-        raise exc
+
+class CreateSessionFastLane:
+    """Pure ASGI middleware: serve POST /apps/{app}/users/{user}/sessions directly when the route would accept
+    the request as it is (no body, or a JSON body without seed events); anything else goes on to the route.
+
+    FastAPI's routing, five dependencies and response encoding cost about as much as the session's creation
+    itself; a client that opens a session per run pays them once per run. The session is made by the route's
+    own function (``api.routes.sessions._create``) and answered with the JSON the route answers with."""
+
+    def __init__(self, app: ASGIApp, *, api: FastAPI):
+        self.app = app
+        self.api = api
+        self.route = next(route for route in sessions.router.routes
+                          if getattr(route, "path", None) == SESSIONS and "POST" in getattr(route, "methods", ()))
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        where = _session_create_path(scope)
+        if where is None:
+            await self.app(scope, receive, send)
+            return
+        messages = await _read_body(receive)
+        accepted = self._accept(scope, where, b"".join(m.get("body", b"") for m in messages))
+        if accepted is None:
+            await self.app(scope, _replay(messages, receive), send)
+            return
+        user_scope, body = accepted
+        scope["route"] = self.route
+        scope["path_params"] = {"app_name": user_scope.app_name, "user_id": user_scope.user_id}
+        try:
+            response = JSONResponse(await sessions._create(self.api.state.services, user_scope, body.session_id,
+                                                           body.state, None))
+        except Exception as exc:
+            response = await _handled(self.api, scope, exc)
+        await response(scope, receive, send)
+
+    def _accept(self, scope: Scope, where: tuple[str, str], raw: bytes) -> tuple[UserScope, Any] | None:
+        """``(scope, body)`` when the route would accept this request as it is; None to let the route answer."""
+        if raw and not _is_json(scope):
+            return None
+        settings = self.api.state.settings
+        try:
+            caller = resolve_caller(Request(scope), settings.keys, settings.oidc)
+            if not caller.has_any(route_rule("POST", SESSIONS)):
+                return None
+            body = CreateSessionRequest.model_validate(json.loads(raw)) if raw else CreateSessionRequest()
+            if body.events:
+                return None  # seeded history: the route appends the events
+            check_scope(settings, caller, *where)
+        except Exception:  # refused, malformed or odd in any way: the route gives its own answer
+            return None
+        return UserScope(app_name=where[0], user_id=where[1], caller=caller), body
+
+
+def _session_create_path(scope: Scope) -> tuple[str, str] | None:
+    """``(app, user)`` of a POST to ``/apps/{app}/users/{user}/sessions``; None for any other request."""
+    if scope["type"] != "http" or scope["method"] != "POST" or scope.get("root_path"):
+        return None
+    parts = scope["path"].split("/")
+    if len(parts) != 6 or parts[0] or parts[1] != "apps" or parts[3] != "users" or parts[5] != "sessions":
+        return None
+    if not parts[2] or not parts[4]:
+        return None
+    return parts[2], parts[4]
+
+
+async def _handled(api: FastAPI, scope: Scope, exc: Exception):
+    """The app's own handler's response for ``exc``; anything without one propagates, as from the route.
+
+    The catch-all ``Exception`` handler is left out on purpose: Starlette runs it in ServerErrorMiddleware,
+    outside this one, which also re-raises so the server logs the error.
+    """
+    handlers = api.exception_handlers
+    for cls in type(exc).__mro__:
+        if cls is Exception:
+            break
+        if cls in handlers:
+            return await handlers[cls](Request(scope), exc)
+    raise exc
 
 
 def _is_json(scope: Scope) -> bool:

@@ -14,6 +14,7 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from ..errors import UsageError
+from .blocking_reads import BlockingReads
 from .cluster_mux import ClusterMux
 from .mux import MuxConnection
 from .redis_url import is_cluster, is_sentinel, redis_client_from_url
@@ -46,6 +47,7 @@ class LoopClients:
         self._by_loop: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         self._mux_by_loop: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         self._last_mux: tuple[weakref.ref, MuxConnection | ClusterMux] | None = None  # the last loop's, looked up per command
+        self._blocking_by_loop: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
     @property
     def is_cluster(self) -> bool:
@@ -102,11 +104,26 @@ class LoopClients:
         self._last_mux = (weakref.ref(loop), mux)
         return mux
 
+    def blocking(self):
+        """What the running loop's blocking stream reads go through: a ``BlockingReads`` (one connection per read
+        at a time, replies as Redis sent them) on one Redis or Sentinel, else the redis.asyncio client (a Cluster,
+        TLS, or a client handed in)."""
+        if self._fixed is not None or is_cluster(self._url) or not MuxConnection.supports(self._url):
+            return self.get()
+        loop = asyncio.get_running_loop()
+        reads = self._blocking_by_loop.get(loop)
+        if reads is None:
+            reads = self._blocking_by_loop[loop] = BlockingReads(self._url, max_connections=self._max_connections)
+        return reads
+
     async def aclose(self) -> None:
         """Close the running loop's own connections (a client handed in belongs to the caller)."""
         if self._fixed is not None:
             return
         loop = asyncio.get_running_loop()
+        reads = self._blocking_by_loop.pop(loop, None)
+        if reads is not None:
+            await reads.aclose()
         mux = self._mux_by_loop.pop(loop, None)
         self._last_mux = None
         if mux is not None:

@@ -33,7 +33,9 @@ from pydantic import BaseModel
 from ..errors import UsageError
 from ..events import Event
 from . import keys
+from .blocking_reads import BlockingReads
 from .codec import text
+from .mux import Pipelined, queue_command
 from .scripts import PUBLISH_ENTRY
 
 DEFAULT_STREAM_MAXLEN = 10_000
@@ -85,13 +87,20 @@ async def last_entry_id(client, app: str, user: str, sid: str) -> str:
 
 
 def _entry(entry_id, fields) -> StreamEntry:
-    fields = {text(k): text(v) for k, v in fields.items()}
+    # redis-py replies with a dict of fields; a reply as Redis sent it (BlockingReads, a mux) with a flat list
+    pairs = fields.items() if isinstance(fields, dict) else zip(fields[::2], fields[1::2], strict=True)
+    fields = {text(k): text(v) for k, v in pairs}
     return StreamEntry(
         id=text(entry_id), kind=fields["kind"], invocation_id=fields["inv"], data=json.loads(fields["data"])
     )
 
 
-async def _scan(client, stream: str, after: str, count: int, block_ms: int | None) -> list[tuple]:
+async def _scan(client, stream: str, after: str, count: int, block_ms: int | None) -> list:
+    if isinstance(client, Pipelined | BlockingReads):  # replies as Redis sends them
+        if block_ms is None:
+            return await queue_command(client, "XRANGE", stream, "(" + after, "+", "COUNT", count)
+        reply = await client.execute_command("XREAD", "COUNT", count, "BLOCK", block_ms, "STREAMS", stream, after)
+        return reply[0][1] if reply else []
     if block_ms is None:
         return await client.xrange(stream, min="(" + after, max="+", count=count)
     reply = await client.xread({stream: after}, count=count, block=block_ms)

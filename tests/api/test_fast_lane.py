@@ -142,3 +142,89 @@ async def test_the_fast_lane_is_counted_under_the_run_sse_route_in_metrics():
         text = (await http.get("/metrics")).text
     assert 'agentq_api_requests_total{method="POST",route="/run_sse",status="200"} 1.0' in text
     assert "agentq_api_first_event_seconds_count 1.0" in text
+
+
+# POST /apps/{app}/users/{user}/sessions: the session fast lane
+
+
+def _sessions_app(*, fast_lane: bool):
+    app = _app(fast_lane=fast_lane)
+    app.state.services = Services(session_service=InMemorySessionService(), artifact_service=InMemoryArtifactService(),
+                                  queue=None)
+    return app
+
+
+async def _create_session(app, path: str = "/apps/weather/users/alice/sessions", *, key: str | None = ALICE_KEY,
+                          **kwargs) -> httpx.Response:
+    transport = httpx.ASGITransport(app=app, client=("127.0.0.1", 40000), raise_app_exceptions=False)
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    async with httpx.AsyncClient(transport=transport, base_url="http://agentq.test", headers=headers) as http:
+        return await http.post(path, **kwargs)
+
+
+def _same_but_the_clock(fast: httpx.Response, route: httpx.Response) -> None:
+    """As ``_same``, with the session's lastUpdateTime (when each was made) taken out of both bodies."""
+    bodies = [response.json() for response in (fast, route)]
+    for body in bodies:
+        assert body.pop("lastUpdateTime") > 0
+    assert (fast.status_code, dict(fast.headers)) == (route.status_code, dict(route.headers))
+    assert bodies[0] == bodies[1]
+
+
+async def test_a_session_created_with_an_id_and_state_is_served_by_the_fast_lane_with_the_routes_answer():
+    fast, route = _sessions_app(fast_lane=True), _sessions_app(fast_lane=False)
+    body = {"sessionId": "mine", "state": {"city": "Paris"}}
+    answers = [await _create_session(app, json=body) for app in (fast, route)]
+    _same_but_the_clock(*answers)
+    assert answers[0].json()["id"] == "mine" and answers[0].json()["state"] == {"city": "Paris"}
+    assert (fast.state.route_calls, route.state.route_calls) == (0, 1)
+    stored = await fast.state.services.session_service.get_session(app_name="weather", user_id="alice",
+                                                                   session_id="mine")
+    assert stored.state == {"city": "Paris"}
+
+
+async def test_a_session_created_without_a_body_is_served_by_the_fast_lane():
+    app = _sessions_app(fast_lane=True)
+    answer = await _create_session(app)
+    assert answer.status_code == 200 and app.state.route_calls == 0
+    assert answer.json()["appName"] == "weather" and answer.json()["userId"] == "alice"
+    assert answer.json()["events"] == []
+
+
+@pytest.mark.parametrize(
+    "request_args",
+    [
+        {"content": b"{not json", "headers": {"content-type": "application/json"}},
+        {"json": {"sessionId": ""}},
+        {"json": ["mine"]},
+        {"content": b'{"sessionId": "mine"}', "headers": {"content-type": "text/plain"}},
+        {"json": {"sessionId": "mine"}, "key": None},
+        {"json": {"sessionId": "mine"}, "key": "not-a-configured-key"},
+        {"json": {"sessionId": "mine"}, "path": "/apps/weather/users/bob/sessions"},
+        {"json": {"sessionId": "mine"}, "path": "/apps/elsewhere/users/alice/sessions"},
+    ],
+    ids=["bad-json", "empty-id", "not-an-object", "text-plain", "no-key", "bad-key", "other-user", "unknown-app"],
+)
+async def test_the_session_fast_lane_gives_every_other_request_the_routes_own_answer(request_args):
+    fast, route = _sessions_app(fast_lane=True), _sessions_app(fast_lane=False)
+    key = request_args.pop("key", ALICE_KEY)
+    answers = [await _create_session(app, key=key, **request_args) for app in (fast, route)]
+    _same(*answers)
+    assert 400 <= answers[0].status_code < 500
+
+
+async def test_a_session_id_taken_already_gets_the_handlers_conflict_answer():
+    fast, route = _sessions_app(fast_lane=True), _sessions_app(fast_lane=False)
+    for app in (fast, route):
+        await _create_session(app, json={"sessionId": "mine"})
+    answers = [await _create_session(app, json={"sessionId": "mine"}) for app in (fast, route)]
+    _same(*answers)
+    assert answers[0].status_code == 409 and fast.state.route_calls == 0
+
+
+async def test_a_session_seeded_with_events_is_left_to_the_route():
+    app = _sessions_app(fast_lane=True)
+    seed = {"author": "user", "invocationId": "e-0", "content": {"role": "user", "parts": [{"text": "hi"}]}}
+    answer = await _create_session(app, json={"sessionId": "seeded", "events": [seed]})
+    assert answer.status_code == 200 and app.state.route_calls == 1
+    assert [event["content"]["parts"][0]["text"] for event in answer.json()["events"]] == ["hi"]

@@ -1,10 +1,13 @@
 """worker.queues.dispatch: run jobs go to their app's queue (worker.config.run_queues); the jobs of one queue sent in one loop
-iteration go out as one Celery task; a failed send is left to the dispatch watchdog."""
+iteration go out as one Celery task; the publish runs off the event loop, and jobs sent while one is on its way go
+out together in the next; a failed send is left to the dispatch watchdog."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import multiprocessing
+import threading
 
 import pytest
 
@@ -34,6 +37,60 @@ async def test_jobs_of_one_app_sent_in_the_same_loop_iteration_go_out_as_one_bat
     assert app.calls == [
         (RUN_BATCH_TASK, [[["e-1", ["weather", "ann", "s1"]], ["e-2", ["weather", "bo", "s2"]]]], "agentq.app.weather"),
         (RUN_TASK, ["e-3", ["weather", "ann", "s3"]], "agentq.app.weather")]
+
+
+class SlowBroker(RecordingApp):
+    """A broker whose first publish waits until the test lets it through (at most 5 s: a loop the publish
+    blocks cannot let it through, and the test then fails on what was sent rather than hanging)."""
+
+    def __init__(self):
+        super().__init__()
+        self.entered = threading.Event()
+        self.release = threading.Event()
+
+    def send_task(self, name, args, queue):
+        if not self.entered.is_set():
+            self.entered.set()
+            self.release.wait(timeout=5)
+        super().send_task(name, args, queue)
+
+
+async def test_the_loop_keeps_serving_while_a_publish_waits_on_the_broker_and_jobs_sent_meanwhile_go_out_together():
+    app = SlowBroker()
+    dispatcher = Dispatcher(app, queues=RunQueues())
+    first = asyncio.ensure_future(dispatcher.send("e-1", ["weather", "ann", "s1"]))
+    while not app.entered.is_set():
+        await asyncio.sleep(0)
+    later = [asyncio.ensure_future(dispatcher.send(f"e-{i}", ["weather", "ann", f"s{i}"])) for i in (2, 3)]
+    for _ in range(20):  # the loop runs on while the first publish waits on the broker
+        await asyncio.sleep(0)
+    assert app.calls == [] and not first.done() and not any(task.done() for task in later)
+    app.release.set()
+    await asyncio.gather(first, *later)
+    assert app.calls == [
+        (RUN_TASK, ["e-1", ["weather", "ann", "s1"]], "agentq.app.weather"),
+        (RUN_BATCH_TASK, [[["e-2", ["weather", "ann", "s2"]], ["e-3", ["weather", "ann", "s3"]]]], "agentq.app.weather")]
+
+
+def _send_in_forked_child(dispatcher: Dispatcher, sent) -> None:
+    async def send() -> None:
+        async with asyncio.timeout(10):  # a publish handed to a thread the fork did not copy never ends
+            await dispatcher.send("e-child", ["weather", "ann", "s2"])
+
+    asyncio.run(send())
+    sent.put(dispatcher.app.calls)
+
+
+def test_a_dispatcher_used_before_a_fork_still_publishes_in_the_forked_child():
+    dispatcher = Dispatcher(RecordingApp(), queues=RunQueues())
+    asyncio.run(dispatcher.send("e-parent", ["weather", "ann", "s1"]))  # the parent's publishing thread exists
+    fork = multiprocessing.get_context("fork")
+    sent = fork.Queue()
+    child = fork.Process(target=_send_in_forked_child, args=(dispatcher, sent))
+    child.start()
+    child.join(timeout=30)
+    assert child.exitcode == 0
+    assert sent.get(timeout=5)[-1] == (RUN_TASK, ["e-child", ["weather", "ann", "s2"]], "agentq.app.weather")
 
 
 async def test_jobs_of_different_apps_go_to_their_own_queues_and_a_job_of_no_known_app_to_the_shared_one():

@@ -32,9 +32,12 @@ async def follow(store: InvocationStore, invocation_id: str, after: str | None =
             first = (await store.get(invocation_id)).first_entry
         after = _before(first) if first else "0-0"
     cursor = after
+    # Blocking reads on connections lent one read at a time (``BlockingReads``), the one look past a settle on
+    # the pipelined connection: both cost a third of redis-py's pool path, several times per invocation.
+    reads = store.clients.blocking()
     while True:
         entries, cursor = await streams.read_page(
-            store.redis, where.app, where.user, where.session, cursor,
+            reads, where.app, where.user, where.session, cursor,
             invocation_id=invocation_id, block_ms=BLOCK_MS,
         )
         if not entries:
@@ -47,7 +50,7 @@ async def follow(store: InvocationStore, invocation_id: str, after: str | None =
             if entry.kind == "status" and entry.data.get("status") in SETTLED:
                 if index + 1 < len(entries):
                     continue
-                later, _ = await streams.read_page(store.redis, where.app, where.user, where.session,
+                later, _ = await streams.read_page(store.mux, where.app, where.user, where.session,
                                                    entry.id, invocation_id=invocation_id)
                 if not later:
                     return
