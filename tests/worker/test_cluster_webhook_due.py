@@ -211,3 +211,26 @@ async def test_on_a_cluster_a_short_call_deadline_is_answered_within_a_pass_and_
         assert all(verify(KEY, headers, body) for headers, body in hook.requests)
     finally:
         await client.aclose()
+
+
+@pytest.mark.timeout(120)
+async def test_on_a_cluster_a_completed_invocations_notification_reaches_a_pass_by_its_settles_mark(
+        hooked_cluster, broker, hook, monkeypatch, user):
+    from worker.client import AgentqClient
+
+    monkeypatch.setenv("AGENTQ_REDIS_URL", hooked_cluster.redis_url)
+    monkeypatch.setenv("AGENTQ_BROKER_URL", broker.url)
+    client = AgentqClient(hooked_cluster.redis_url)
+    try:
+        session = await client.create_session("weather", user)
+        invocation_id = await client.enqueue("weather", user, session.id, "hi", webhook=hook.url)
+        await _settled(client, invocation_id, "completed")
+        async with asyncio.timeout(20):  # well inside the 30 s re-seed period (and no worker re-seeds here)
+            while not hook.requests:
+                await asyncio.sleep(0.05)
+        [(headers, body)] = hook.requests
+        assert verify(KEY, headers, body)
+        assert (json.loads(body)["type"], json.loads(body)["data"]["invocationId"]) == (
+            "invocation.completed", invocation_id)
+    finally:
+        await client.aclose()
