@@ -7,14 +7,14 @@ sweeper sets (``lease_expiries``, ``dispatch_due``, ``call_deadlines``, ``retent
 masters and a pass reads a fixed few keys.
 
 - Writers that add an entry due soon (an enqueue's dispatch watchdog, a re-sent job's, a resumed one's, a new
-  session's idle expiry) add ``ZADD LT`` of its time after the entry, in the same batch.
+  session's idle expiry, a parked call's deadline) add ``ZADD LT`` of its time after the entry.
 - A pass claims the due shards (``lua/due/claim.lua`` pushes their score ``CLAIM_S`` ahead), reaps them, reads
   each one's earliest entry and settles its score to it (``lua/due/settle.lua`` keeps a writer's lower score).
 - Entries no writer marks are read by the next pass over their shard, which comes soon enough: a lease's entry
   is added while the invocation's dispatch entry, due no later, is still there (a heartbeat only pushes it
-  back); a parked call's deadline is added when the invocation parks, while its shard is scored by the lease
-  entry it had (so a deadline shorter than the lease TTL, 5 s, may be answered up to that much late); the
-  retention entries a sweeper pushes back are added during the pass that settles the shard after.
+  back); a parked call's deadline is marked by ``worker.fleet.lease.add_pending`` after it writes it (unmarked,
+  a deadline shorter than the lease TTL waited for the lease entry's score); the retention entries a sweeper
+  pushes back are added during the pass that settles the shard after.
 - ``reseed`` covers the rest (an entry whose mark was lost with a master, a claimer that died): every
   ``RESEED_S`` one worker scores every shard in use by its earliest entry (``ZADD LT``). Since ``CLAIM_S`` is
   longer than ``RESEED_S``, a mark that a settle overwrote (the entry written between the settle's read and

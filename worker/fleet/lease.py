@@ -27,6 +27,7 @@ from worker.fleet.attempts import CrashEvidence
 from worker.records.codec import decode_record, dumps, encode_fields, pending_json
 from worker.records.record import InvocationRecord, PendingCall
 from worker.records.store import InvocationStore, Where, status_data
+from worker.webhooks import due as webhooks_due
 
 HEARTBEAT_CHUNK = 500
 """Leases extended per script call on a single Redis node (one call per lease on a cluster)."""
@@ -138,7 +139,12 @@ async def add_pending(store: InvocationStore, claim: Claim, calls: list[PendingC
                            token=claim.token, calls=pairs)
     deadlines = {f"{claim.record.id} {call.id}": call.deadline for call in calls if call.deadline}
     if ok and deadlines:  # rare: only with a park timeout
-        await store.redis.zadd(keys.call_deadlines(store.shard(claim.where)), deadlines, nx=True)
+        shard = store.shard(claim.where)
+        await store.redis.zadd(keys.call_deadlines(shard), deadlines, nx=True)
+        # On a Cluster the reaper reads a shard only once it is due (worker.config.due_shards): marked by the
+        # earliest deadline, a call is answered within a pass of it, not when the lease entry's shard comes due.
+        for command in store.due_marks(shard, int(min(deadlines.values()) * 1000)):
+            await store.mux.execute_command(*command)
     return bool(ok)
 
 
@@ -184,6 +190,9 @@ async def settle(
     if reply[0] != "ok":
         claim.settling = reply[0] != "continue"
         return reply[0], ""
+    if claim.record.webhook:  # the script queued its notification: on a Cluster, its shard is marked for delivery
+        for command in webhooks_due.marks(shard, now * 1000):
+            await store.mux.execute_command(*command)
     if reply[1]:
         store.remember(reply[1], where)  # the next head is in the same session: its job carries the location
         await store.dispatch_next(reply[1])

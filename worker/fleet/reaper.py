@@ -28,6 +28,7 @@ from worker.config import due_shards
 from worker.fleet.sweeper import sweep_once, sweep_shard
 from worker.queues import backlog
 from worker.records.store import InvocationStore
+from worker.webhooks import due as webhooks_due
 
 log = logging.getLogger("agentq.reaper")
 BATCH = 100
@@ -147,6 +148,9 @@ async def _expire_call(store: InvocationStore, invocation_id: str, call_id: str)
                       "it expired."}
         await store.respond(invocation_id, [types.FunctionResponse(id=call_id, response=answer)],
                             detail={"expired": [call_id]})
+        if record.webhook and store.clients.is_cluster:  # its 'expired' notification: the shard is marked
+            for command in webhooks_due.marks(store.shard(await store.locate(invocation_id)), time.time() * 1000):
+                await store.mux.execute_command(*command)
         log.info("invocation %s: pending call %s expired", invocation_id, call_id)
     except (CallNotPendingError, InvocationNotFoundError):
         pass

@@ -24,6 +24,7 @@ from runtime.redis_store.scripts import DELETE_SESSION
 from worker.records import audit, child_sessions, credentials
 from worker.records.codec import dumps
 from worker.records.store import Where
+from worker.webhooks import due as webhooks_due
 
 log = logging.getLogger("agentq.worker")
 _ATTEMPTS = 20
@@ -79,6 +80,8 @@ async def delete_session(store, app: str, user: str, session_id: str, reason: st
             int(cancel.at * 1000), audit.script_args(cancel, user, invocation_id)["audit_member"])]))
     if not sessions_left:
         cleanup.append(("SREM", keys.app_users(app, shard), user))
+    if cancelled:  # any of them may have queued a notification: on a Cluster, the shard is marked for delivery
+        cleanup += webhooks_due.marks(shard, time.time() * 1000)
     await store.batch(*cleanup)
     user_gone = not sessions_left
     if user_gone and await store.mux.execute_command("SCARD", keys.user_sessions(app, user)):

@@ -39,6 +39,7 @@ from worker.records import audit, child_sessions, rewind
 from worker.records.codec import dumps, encode_fields, encode_record
 from worker.records.rewind import SessionBusyError
 from worker.records.store import QUEUED, status_data
+from worker.webhooks import due as webhooks_due
 
 if TYPE_CHECKING:
     from runtime.events import Event
@@ -190,7 +191,8 @@ async def _clean_up_after_cancels(store: InvocationStore, where: Where, shard: s
     app's audit index, the AgentTool child sessions (the reaper's and deadline entries went in the script)."""
     if not cancelled:
         return
-    commands: list[tuple] = []
+    # any of them may have queued a notification: on a Cluster, the shard is marked for delivery
+    commands: list[tuple] = webhooks_due.marks(shard, time.time() * 1000)
     if entry is not None:
         at = int(entry.at * 1000)
         commands += [("ZADD", keys.app_audit(where.app), "NX", at,

@@ -20,6 +20,7 @@ from runtime.redis_store.scripts import CANCEL_SESSION
 from worker.records import audit, child_sessions
 from worker.records.codec import encode_fields
 from worker.records.store import Where, status_data
+from worker.webhooks import due as webhooks_due
 
 if TYPE_CHECKING:
     from worker.records.store import InvocationStore
@@ -69,6 +70,9 @@ async def cancel_session(store: InvocationStore, app: str, user: str, session_id
         raise RetryableError(f"session {session_id!r} of user {user!r} in app {app!r} kept changing while its "
                              "invocations were being cancelled")
     _, cancelled, _calls = reply
+    if cancelled:  # any of them may have queued a notification: on a Cluster, the shard is marked for delivery
+        for command in webhooks_due.marks(shard, now * 1000):
+            await store.mux.execute_command(*command)
     for invocation_id in cancelled:
         store.remember(invocation_id, where)
         await store._index_audit(where, entry, invocation_id)  # Redis Cluster only: another slot

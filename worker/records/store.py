@@ -43,6 +43,7 @@ from worker.records.inputs import (
 )
 from worker.records.record import InvocationRecord, pending_summary
 from worker.records.retention import RetentionPolicy
+from worker.webhooks import due as webhooks_due
 from worker.webhooks.config import WebhookSettings
 
 MAX_LOCATIONS = 100_000
@@ -415,7 +416,11 @@ class InvocationStore:
         await child_sessions.delete_children(self, where.app, where.user, where.session, invocation_id)
         if reply[2]:
             await self.dispatch_next(reply[2])
-        return await self.get(invocation_id)
+        record = await self.get(invocation_id)
+        if record.webhook:  # its notification is queued: on a Cluster, its shard is marked for delivery
+            for command in webhooks_due.marks(shard, now * 1000):
+                await self.mux.execute_command(*command)
+        return record
 
     def _app_audit_key(self, where: Where, entry: audit.AuditEntry | None) -> str | None:
         """The app's audit index when the script can write it (one node: any key; Cluster: another slot)."""

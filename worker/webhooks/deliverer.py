@@ -25,6 +25,7 @@ from typing import Any
 import httpx
 
 from worker.records.record import PendingCall
+from worker.webhooks import due
 from worker.webhooks import outbox as outbox
 from worker.webhooks.config import WebhookSettings
 from worker.webhooks.signing import headers, secret_key
@@ -79,11 +80,31 @@ class WebhookDeliverer:
         self._key = secret_key(settings.secret) if settings.secret else None
         self._http: httpx.AsyncClient | None = None
         self._warned_unsigned = False
+        self._reseeder = due.Reseeder()
+        """This process's turn at re-seeding the due index (Cluster only)."""
 
     async def deliver_due(self) -> int:
-        """One poll: send what is due (up to ``batch``, concurrently); how many were tried."""
-        entries = await outbox.claim(self.store.redis, limit=self.batch,
-                                     hold_s=self.settings.timeout_s + HOLD_MARGIN_S)
+        """One poll: send what is due (up to ``batch``, concurrently); how many were tried. On one node that is
+        one claim; on a Cluster, one per shard with a delivery due (``worker.webhooks.due``), none when idle."""
+        hold_s = self.settings.timeout_s + HOLD_MARGIN_S
+        if not self.store.clients.is_cluster:
+            return await self._send(await outbox.claim(self.store.redis, limit=self.batch, hold_s=hold_s))
+        await self._reseeder.maybe_reseed(self.store)
+        shards, claimed_ms = await due.claim(self.store.mux, due.now_ms())
+        if not shards:
+            return 0
+        try:
+            entries = await outbox.claim(self.store.redis, limit=self.batch, hold_s=hold_s, shards=shards)
+            return await self._send(entries)
+        finally:  # even after a failure: a shard whose deliveries are still there must be visited again
+            settled = await asyncio.gather(*(due.settle(self.store.mux, shard, claimed_ms) for shard in shards),
+                                           return_exceptions=True)
+            for failure in (outcome for outcome in settled if isinstance(outcome, Exception)):
+                log.error("webhook due index: a shard's score not settled (the next re-seed restores it): %s",
+                          failure)
+
+    async def _send(self, entries: list[dict]) -> int:
+        """Send claimed notifications concurrently and record each outcome; how many were tried."""
         outcomes = await asyncio.gather(*(self._attempt(entry) for entry in entries), return_exceptions=True)
         for entry, outcome in zip(entries, outcomes, strict=True):
             if isinstance(outcome, Exception):  # Redis trouble: the claim's hold runs out, it is tried again

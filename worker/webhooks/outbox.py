@@ -9,7 +9,8 @@ Each script also counts its outcome in ``keys.webhook_stats()``, which ``/metric
 
 On Redis Cluster each of those keys has one copy per shard (``worker.config.shards``): a notification lives in the shard
 of its invocation's user from the status script that adds it to its delivery or dead letter, so every step is
-one script in one slot. Claims walk the shards in use; the readers (dead letters, counters) merge them.
+one script in one slot. A deliverer's claims visit only the shards with a delivery due (``worker.webhooks.due``),
+which a retry and a redelivery mark here; the readers (dead letters, counters) merge every shard in use.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from runtime.redis_store.scripts import (
     WEBHOOK_RETRY,
 )
 from worker.config.shards import in_use, is_cluster_client, shard_of
+from worker.webhooks import due
 
 log = logging.getLogger("agentq.webhooks")
 
@@ -37,12 +39,16 @@ DEAD_LIMIT = 10_000
 """Dead letters kept; older ones are dropped as new ones arrive."""
 
 
-async def claim(redis: Any, *, limit: int, hold_s: float, now: float | None = None) -> list[dict]:
+async def claim(redis: Any, *, limit: int, hold_s: float, now: float | None = None,
+                shards: list[str] | None = None) -> list[dict]:
     """Up to ``limit`` due notifications, each held for ``hold_s`` seconds from now (oldest due first within a
-    shard; on a Cluster the shards are walked in turn, from a random one, until ``limit`` are claimed)."""
+    shard; on a Cluster the shards are walked in turn, from a random one, until ``limit`` are claimed).
+    ``shards``: the ones to read (the deliverer passes those its due index claimed); default every one in use."""
     now_ms = _ms(time.time() if now is None else now)
     claimed: list[dict] = []
-    shards = await _shards(redis)
+    shards = await _shards(redis) if shards is None else shards
+    if not shards:
+        return claimed
     start = random.randrange(len(shards))  # a random first shard: a busy one early in the list starves no other
     for shard in shards[start:] + shards[:start]:
         raw = await WEBHOOK_CLAIM(redis, due=keys.webhook_due(shard), outbox=keys.webhook_outbox(shard),
@@ -61,8 +67,11 @@ async def delivered(redis: Any, entry: dict) -> None:
 async def retry(redis: Any, entry: dict, *, at: float, error: str) -> None:
     """A failed attempt: try again at ``at`` (unix seconds), remembering the attempt count and the error."""
     entry = {**entry, "attempts": entry.get("attempts", 0) + 1, "last_error": error}
-    await WEBHOOK_RETRY(redis, **_outbox_keys(_shard_of(redis, entry)), id=entry["id"],
-                        entry_json=json.dumps(entry), next_ms=_ms(at))
+    shard = _shard_of(redis, entry)
+    kept = await WEBHOOK_RETRY(redis, **_outbox_keys(shard), id=entry["id"], entry_json=json.dumps(entry),
+                               next_ms=_ms(at))
+    if kept:  # on a Cluster: its shard is visited again when the retry is due
+        await _mark(redis, shard, _ms(at))
 
 
 async def dead(redis: Any, entry: dict, *, error: str, now: float | None = None) -> None:
@@ -129,6 +138,8 @@ async def redeliver(redis: Any, entry: dict, *, now: float | None = None, actor:
         member=entry["member"], now_ms=_ms(now), **script_audit))
     if back and shard and record is not None:  # the app's audit index is another slot: added after the script
         await redis.zadd(keys.app_audit(entry["app"]), {script_audit["audit_member"]: _ms(record.at)}, nx=True)
+    if back:  # on a Cluster: its shard is visited by the next pass
+        await _mark(redis, shard, _ms(now))
     return back
 
 
@@ -189,6 +200,12 @@ def _ms(seconds: float) -> int:
 
 async def _shards(redis: Any) -> list[str]:
     return await in_use(redis, cluster=is_cluster_client(redis))
+
+
+async def _mark(redis: Any, shard: str, due_ms: int) -> None:
+    """After a script that made a delivery of ``shard`` due at ``due_ms``: its mark in the due index (Cluster)."""
+    for command in due.marks(shard, due_ms):
+        await redis.execute_command(*command)
 
 
 def _shard_of(redis: Any, entry: dict) -> str:

@@ -74,6 +74,8 @@ from .webhooks import (
     webhook_dead,
     webhook_dead_entries,
     webhook_due,
+    webhook_due_shards,
+    webhook_due_shards_reseed,
     webhook_outbox,
     webhook_stats,
 )
@@ -141,6 +143,8 @@ __all__ = [
     "webhook_dead",
     "webhook_dead_entries",
     "webhook_stats",
+    "webhook_due_shards",
+    "webhook_due_shards_reseed",
     "rate_bucket",
     "rate_inflight",
     "replication_mark",

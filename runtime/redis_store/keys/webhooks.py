@@ -6,7 +6,7 @@ stays in that one slot, so each is one script."""
 
 from __future__ import annotations
 
-from ._naming import sharded
+from ._naming import PREFIX, sharded
 
 
 def webhook_due(shard: str = "") -> str:
@@ -38,3 +38,15 @@ def webhook_stats(shard: str = "") -> str:
     """Hash: delivered / failed / dead counters of every worker's deliveries (for /metrics; readers sum the
     shards). ``shard``: as for ``webhook_due``."""
     return sharded("webhooks:stats", shard)
+
+
+def webhook_due_shards(copy: str) -> str:
+    """Sorted set on Redis Cluster: shard tag -> a lower bound (ms) of its earliest ``webhook_due`` entry, so a
+    deliverer's pass visits only the shards with a due delivery (``worker.webhooks.due``); one of a fixed few
+    copies, picked by the shard's tag."""
+    return sharded("webhooks:due_shards", copy)
+
+
+def webhook_due_shards_reseed() -> str:
+    """String with a TTL: held by the one worker that re-seeds ``webhook_due_shards`` from every shard in use."""
+    return f"{PREFIX}webhooks:due_shards_reseed"
