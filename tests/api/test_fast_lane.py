@@ -167,7 +167,9 @@ def _same_but_the_clock(fast: httpx.Response, route: httpx.Response) -> None:
     bodies = [response.json() for response in (fast, route)]
     for body in bodies:
         assert body.pop("lastUpdateTime") > 0
-    assert (fast.status_code, dict(fast.headers)) == (route.status_code, dict(route.headers))
+    # the two clocks can print with a different number of digits: the lengths may differ by that alone
+    headers = [{k: v for k, v in response.headers.items() if k != "content-length"} for response in (fast, route)]
+    assert (fast.status_code, headers[0]) == (route.status_code, headers[1])
     assert bodies[0] == bodies[1]
 
 
