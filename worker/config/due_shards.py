@@ -26,6 +26,8 @@ from __future__ import annotations
 import asyncio
 import time
 import zlib
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 from runtime.redis_store import keys
 from runtime.redis_store.scripts import DUE_CLAIM, DUE_SETTLE
@@ -92,10 +94,15 @@ async def settle(store, shard: str, claimed_ms: int) -> None:
 
 
 class Reseeder:
-    """Re-seeds the index every ``RESEED_S`` when this process wins the turn (one SET NX per period)."""
+    """Re-seeds an index every ``RESEED_S`` when this process wins the turn (one SET NX per period on
+    ``turn_key``). The reaper's due shards use the defaults; the webhook deliverer's index passes its own turn
+    key and re-seed (worker.webhooks.due)."""
 
-    def __init__(self) -> None:
+    def __init__(self, turn_key: Callable[[], str] | None = None,
+                 reseed_all: Callable[[Any], Awaitable[int]] | None = None) -> None:
         self._next = 0.0
+        self._turn_key = turn_key or keys.due_shards_reseed
+        self._reseed_all = reseed_all or reseed
 
     async def maybe_reseed(self, store) -> int:
         """Shards scored by this call (0 when it was not this process's turn)."""
@@ -103,10 +110,9 @@ class Reseeder:
         if now < self._next:
             return 0
         self._next = now + RESEED_S
-        if not await store.mux.execute_command("SET", keys.due_shards_reseed(), "1", "NX", "PX",
-                                               int(RESEED_S * 1000)):
+        if not await store.mux.execute_command("SET", self._turn_key(), "1", "NX", "PX", int(RESEED_S * 1000)):
             return 0
-        return await reseed(store)
+        return await self._reseed_all(store)
 
 
 async def reseed(store) -> int:

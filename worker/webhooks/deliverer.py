@@ -24,6 +24,8 @@ from typing import Any
 
 import httpx
 
+from runtime.redis_store import keys
+from worker.config.due_shards import Reseeder
 from worker.records.record import PendingCall
 from worker.webhooks import due
 from worker.webhooks import outbox as outbox
@@ -80,7 +82,7 @@ class WebhookDeliverer:
         self._key = secret_key(settings.secret) if settings.secret else None
         self._http: httpx.AsyncClient | None = None
         self._warned_unsigned = False
-        self._reseeder = due.Reseeder()
+        self._reseeder = Reseeder(keys.webhook_due_shards_reseed, due.reseed)
         """This process's turn at re-seeding the due index (Cluster only)."""
 
     async def deliver_due(self) -> int:

@@ -29,7 +29,7 @@ import zlib
 
 from runtime.redis_store import keys
 from runtime.redis_store.scripts import DUE_CLAIM, DUE_SETTLE
-from worker.config.due_shards import CLAIM_LIMIT, CLAIM_S, RESEED_S
+from worker.config.due_shards import CLAIM_LIMIT, CLAIM_S
 from worker.config.shards import in_use
 
 COPIES = 4
@@ -79,24 +79,6 @@ async def settle(mux, shard: str, claimed_ms: int) -> None:
     due = _earliest(await mux.execute_command("ZRANGE", keys.webhook_due(shard), 0, 0, "WITHSCORES"))
     await DUE_SETTLE(mux, index=keys.webhook_due_shards(copy_of(shard)), shard=shard, claimed_ms=claimed_ms,
                      earliest_ms="" if due is None else due)
-
-
-class Reseeder:
-    """Re-seeds the index every ``RESEED_S`` when this process wins the turn (one SET NX per period)."""
-
-    def __init__(self) -> None:
-        self._next = 0.0
-
-    async def maybe_reseed(self, store) -> int:
-        """Shards scored by this call (0 when it was not this process's turn)."""
-        now = time.monotonic()
-        if now < self._next:
-            return 0
-        self._next = now + RESEED_S
-        if not await store.mux.execute_command("SET", keys.webhook_due_shards_reseed(), "1", "NX", "PX",
-                                               int(RESEED_S * 1000)):
-            return 0
-        return await reseed(store)
 
 
 async def reseed(store) -> int:
