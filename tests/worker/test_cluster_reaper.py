@@ -55,17 +55,19 @@ def _by_name(cluster) -> Counter:
     return counts
 
 
-async def _shards_in_use(store: InvocationStore, count: int) -> list[str]:
-    """``count`` registered shards, each holding one retention entry an hour away (nothing due), re-seeded."""
+async def _shards_in_use(store: InvocationStore, count: int, *, due_key=keys.retention_due, entry: str = "e-later-{shard}",
+                         reseed=due_shards.reseed) -> list[str]:
+    """``count`` registered shards, each holding one entry an hour away in its ``due_key`` sorted set (nothing
+    due; a retention entry by default), re-seeded into the index ``reseed`` fills."""
     shards = [slot_tag(slot) for slot in range(0, 16384, 16384 // count)][:count]
     later_ms = int((time.time() + 3600) * 1000)
     for start in range(0, count, 250):
         chunk = shards[start : start + 250]
         replies = await store.batch(("SADD", keys.shards(), *chunk),
-                                    *[("ZADD", keys.retention_due(shard), later_ms, f"e-later-{shard}")
+                                    *[("ZADD", due_key(shard), later_ms, entry.format(shard=shard))
                                       for shard in chunk])
         assert not [reply for reply in replies if isinstance(reply, Exception)]
-    assert await due_shards.reseed(store) == count
+    assert await reseed(store) == count
     return shards
 
 

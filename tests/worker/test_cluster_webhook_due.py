@@ -17,10 +17,10 @@ from runtime.redis_store import keys
 from runtime.redis_store.launcher import EmbeddedRedis
 from runtime.redis_store.scripts import DUE_CLAIM, DUE_SETTLE, WEBHOOK_CLAIM, WEBHOOK_DELIVERED
 from tests.redis_cluster import LocalRedisCluster
-from tests.worker.test_cluster_reaper import _by_name
+from tests.worker.test_cluster_reaper import _by_name, _shards_in_use
 from tests.worker.test_webhooks import KEY, HookedWorkers, Receiver, _fast
 from tests.worker.test_worker_e2e import _settled
-from worker.config.shards import shard_of, slot_tag
+from worker.config.shards import shard_of
 from worker.records.store import InvocationStore
 from worker.webhooks import due, outbox
 from worker.webhooks.deliverer import WebhookDeliverer
@@ -57,16 +57,7 @@ def _marks_only(store: InvocationStore) -> WebhookDeliverer:
 
 async def _shards_with_later_deliveries(store: InvocationStore, count: int) -> list[str]:
     """``count`` shards in use, each with a delivery due an hour from now (none due), re-seeded into the index."""
-    shards = [slot_tag(slot) for slot in range(0, 16384, 16384 // count)][:count]
-    later_ms = int((time.time() + 3600) * 1000)
-    for start in range(0, count, 250):
-        chunk = shards[start : start + 250]
-        replies = await store.batch(("SADD", keys.shards(), *chunk),
-                                    *[("ZADD", keys.webhook_due(shard), later_ms, f"e-later-{shard}-1")
-                                      for shard in chunk])
-        assert not [reply for reply in replies if isinstance(reply, Exception)]
-    assert await due.reseed(store) == count
-    return shards
+    return await _shards_in_use(store, count, due_key=keys.webhook_due, entry="e-later-{shard}-1", reseed=due.reseed)
 
 
 async def _idle_pass(redis_cluster, store: InvocationStore, count: int) -> dict:
