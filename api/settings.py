@@ -5,16 +5,18 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from api.access.approval_policy import ApprovalPolicies
 from api.access.auth import DEFAULT_PUBLIC_ROUTES, KeyGrant, parse_keys
 from api.access.http_limits import ConnectionLimits
-from api.access.oidc import OidcVerifier
 from api.access.rate_limits import RateLimits
 from api.served_apps import ServedApps
 from runtime.errors import UsageError
 from worker.webhooks.ssrf import WebhookGuard
+
+if TYPE_CHECKING:  # PyJWT and cryptography load only where OIDC is configured (load_oidc)
+    from api.access.oidc import OidcVerifier
 
 DEFAULT_MAX_BODY_BYTES = 1_000_000
 
@@ -122,7 +124,7 @@ def parse_cors_origins(value: str) -> list[str]:
 
 def load_oidc(env: dict[str, str] | Any) -> OidcVerifier | None:
     """The OIDC token verifier from ``AGENTQ_OIDC_*`` (``api.access.oidc.OidcSettings.from_env``), or None."""
-    from api.access.oidc import OidcSettings
+    from api.access.oidc import OidcSettings, OidcVerifier
 
     oidc = OidcSettings.from_env(dict(env))
     return OidcVerifier(oidc) if oidc is not None else None

@@ -22,13 +22,14 @@ import ipaddress
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from fastapi import Request
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from runtime.errors import NotFoundError, UsageError
 from worker.records.audit import LOOPBACK
 
 if TYPE_CHECKING:
+    from fastapi import Request  # only annotated: the terminal's doors import this module without FastAPI
+
     from api.access.oidc import OidcVerifier
 
 WILDCARD = "*"

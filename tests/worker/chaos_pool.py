@@ -72,7 +72,8 @@ async def settle_all(client, invocation_ids: list[str], timeout: float = 90.0) -
     statuses: dict[str, str] = {}
     deadline = time.monotonic() + timeout
     while len(statuses) < len(invocation_ids):
-        assert time.monotonic() < deadline, f"not settled: {set(invocation_ids) - set(statuses)}"
+        if time.monotonic() >= deadline:
+            raise AssertionError(f"not settled: {await _unsettled_records(client, set(invocation_ids) - set(statuses))}")
         for invocation_id in invocation_ids:
             if invocation_id in statuses:
                 continue
@@ -86,3 +87,15 @@ async def settle_all(client, invocation_ids: list[str], timeout: float = 90.0) -
                 statuses[invocation_id] = record.status
         await asyncio.sleep(0.1)
     return statuses
+
+
+async def _unsettled_records(client, invocation_ids: set[str]) -> dict[str, dict]:
+    """Each unsettled invocation's record fields, so a failure says where it stopped."""
+    records = {}
+    for invocation_id in sorted(invocation_ids):
+        try:
+            store = client._store
+            records[invocation_id] = await store.fields(store.record_key(invocation_id, await store.locate(invocation_id)))
+        except Exception as exc:  # the diagnosis must not hide the failure
+            records[invocation_id] = {"unreadable": repr(exc)}
+    return records

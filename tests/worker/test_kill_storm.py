@@ -64,7 +64,12 @@ async def test_two_hundred_invocations_through_twenty_worker_kills_all_complete_
             await asyncio.sleep(0.1)
         killed = await kills
         storm.ensure(*WORKERS)
-        statuses = await settle_all(client, ids, timeout=400)
+        try:
+            statuses = await settle_all(client, ids, timeout=400)
+        except AssertionError as failure:  # name the stuck invocations' log lines too
+            mentioned = [i for i in ids if i in str(failure)]
+            lines = [line for line in storm.logs().splitlines() if any(i in line for i in mentioned)]
+            raise AssertionError(f"{failure}\nseed {seed}; their log lines:\n" + "\n".join(lines)) from None
         records = [await client._store.fields(client._store.record_key(i, await client._store.locate(i)))
                    for i in ids]
     elapsed = time.monotonic() - started
