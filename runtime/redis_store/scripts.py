@@ -51,9 +51,11 @@ WEBHOOK_RETRY = LuaScript("webhooks/retry")
 WEBHOOK_DEAD = LuaScript("webhooks/dead")
 WEBHOOK_REDELIVER = LuaScript("webhooks/redeliver")
 
-# The due-shards index of the reaper on Redis Cluster (worker.due_shards).
+# Taking due entries: the due-shards index of the reaper on Redis Cluster (worker.due_shards), and the reaper's
+# own sets (worker.fleet.reaper).
 DUE_CLAIM = LuaScript("due/claim")
 DUE_SETTLE = LuaScript("due/settle")
+DUE_DROP = LuaScript("due/drop")
 
 # Enqueue rate limits and in-flight quotas (api.rate_limits).
 RATE_ADMIT = LuaScript("rate/admit")
@@ -81,7 +83,7 @@ ALL = {script.name: script for script in (
     ENQUEUE, ACQUIRE, HEARTBEAT, HEARTBEAT_MANY, ADD_PENDING, CONSUME, SETTLE, RESPOND, CANCEL, CANCEL_SESSION, RELEASE,
     DELETE_SESSION, JOURNAL_BEGIN, ADD_APPROVAL, FORGET, ENQUEUE_STRATEGY, REWIND_BEGIN, REWIND_END,
     WEBHOOK_CLAIM, WEBHOOK_DELIVERED, WEBHOOK_RETRY, WEBHOOK_DEAD, WEBHOOK_REDELIVER,
-    SESSION_IDS, PARKED_PAGE, PARKED_FINGERPRINT, RATE_ADMIT, DUE_CLAIM, DUE_SETTLE,
+    SESSION_IDS, PARKED_PAGE, PARKED_FINGERPRINT, RATE_ADMIT, DUE_CLAIM, DUE_SETTLE, DUE_DROP,
     SCHEDULE_SAVE, SCHEDULE_DELETE, SCHEDULE_FIRE,
     ARTIFACT_SAVE, MIGRATE_RECORD, FLOW_COUNTS,
 )}

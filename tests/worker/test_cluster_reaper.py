@@ -13,7 +13,7 @@ import redis
 
 from runtime.redis_store import keys
 from runtime.redis_store.launcher import EmbeddedRedis
-from runtime.redis_store.scripts import DUE_CLAIM, DUE_SETTLE
+from runtime.redis_store.scripts import DUE_CLAIM, DUE_DROP, DUE_SETTLE
 from worker.config import due_shards
 from worker.config.shards import slot_tag
 from worker.fleet import reaper
@@ -83,7 +83,7 @@ async def _pass_commands(redis_cluster, store: InvocationStore, count: int) -> i
     shards = await _shards_in_use(store, count)
     assert await reap_once(store) == 0  # warms the client and the script cache; nothing is due
     invocation_id = await _lost_run_job(store, shards[count // 2])
-    for script in (DUE_CLAIM, DUE_SETTLE):  # on every master, so no pass pays a NOSCRIPT round trip
+    for script in (DUE_CLAIM, DUE_SETTLE, DUE_DROP):  # on every master, so no pass pays a NOSCRIPT round trip
         await store.redis.script_load(script.source)
     before = _by_name(redis_cluster)
     acted = await reap_once(store)

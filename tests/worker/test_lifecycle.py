@@ -17,7 +17,7 @@ from runtime.errors import (
 from runtime.events import Event
 from runtime.redis_store import keys, streams
 from runtime.sessions.redis_session_service import current_fence
-from worker.fleet import lease
+from worker.fleet import lease, reaper
 from worker.fleet.reaper import reap_once
 from worker.records.follow import wait
 from worker.records.record import PendingCall
@@ -242,6 +242,43 @@ async def test_a_reaper_resends_a_job_nobody_claimed_and_the_job_of_a_dead_lease
     assert sorted(store.dispatcher.app.sent) == sorted([lost, orphaned])
     again = await lease.acquire(store, orphaned, "w2")
     assert (again.record.attempts, again.interrupted) == (2, True)
+
+
+class _Killed(BaseException):
+    """A SIGKILL's stand-in: nothing in the pass catches it."""
+
+
+@pytest.mark.parametrize("entry", ["lost run job", "dead lease"])
+async def test_a_reaper_killed_between_taking_an_entry_and_acting_on_it_leaves_it_to_the_next_pass(
+        store, monkeypatch, entry):
+    # Seen in the kill storm: a pass that removed an entry and was SIGKILLed before re-sending the job lost
+    # the invocation for good (claimed, its worker killed before its first heartbeat: no other entry names it).
+    invocation_id = await store.enqueue("app", "u", "s", "one", None, None)
+    if entry == "dead lease":
+        claim = await lease.acquire(store, invocation_id, "w", ttl_s=0.05)
+        await lease.heartbeat(store, [claim], ttl_s=0.05)
+        due_set = keys.lease_expiries()
+    else:
+        await store.redis.zadd(keys.dispatch_due(), {invocation_id: 0})  # as if the grace period had passed
+        due_set = keys.dispatch_due()
+    await asyncio.sleep(0.1)
+    store.dispatcher.app.sent.clear()
+    monkeypatch.setattr(reaper, "HOLD_S", 0.3)
+
+    async def killed(store, invocation_id):
+        raise _Killed
+    monkeypatch.setattr(reaper, "_resend", killed)
+    with pytest.raises(_Killed):
+        await reap_once(store)
+    assert await store.redis.zscore(due_set, invocation_id) is not None  # taken, not removed
+    monkeypatch.undo()
+    assert await reap_once(store) == 0  # held for the taker a while: nobody else acts on it meanwhile
+    await asyncio.sleep(0.4)
+    assert await reap_once(store) >= 1
+    assert store.dispatcher.app.sent == [invocation_id]
+    if entry == "dead lease":  # sent again: the dispatch watchdog covers it now, and the lease entry is done
+        assert await store.redis.zscore(due_set, invocation_id) is None
+    assert await store.redis.zscore(keys.dispatch_due(), invocation_id) is not None
 
 
 async def test_neither_enqueue_nor_the_claim_commits_the_user_message_the_runner_is_the_one_place(store):

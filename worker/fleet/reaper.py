@@ -1,4 +1,6 @@
-"""Reaper passes every worker runs about once a second; whichever worker ZREMs an entry first acts on it.
+"""Reaper passes every worker runs about once a second; whichever worker takes a due entry first acts on it.
+Taking an entry pushes its score on by ``HOLD_S`` (``lua/due/claim.lua``) rather than removing it, and the entry
+goes only once its step is done (``lua/due/drop.lua``), so a worker killed in between loses nothing.
 On Redis Cluster each set has one shard per hash slot in use (``worker.config.shards``); a pass reads only the shards
 that are due (``worker.config.due_shards``), so its cost follows what is due, not how many shards are in use.
 
@@ -16,6 +18,7 @@ that are due (``worker.config.due_shards``), so its cost follows what is due, no
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 
@@ -23,9 +26,10 @@ from google.genai import types
 
 from runtime.errors import CallNotPendingError, InvocationNotFoundError
 from runtime.redis_store import keys
+from runtime.redis_store.scripts import DUE_CLAIM, DUE_DROP
 from runtime.statuses import FINAL
 from worker.config import due_shards
-from worker.fleet.sweeper import sweep_once, sweep_shard
+from worker.fleet.sweeper import HOLD_S, sweep_once, sweep_shard
 from worker.queues import backlog
 from worker.records.store import InvocationStore
 from worker.webhooks import due as webhooks_due
@@ -57,32 +61,33 @@ async def reap_once(store: InvocationStore) -> int:
 
 async def _reap_shard(store: InvocationStore, shard: str) -> int:
     now = time.time()
-    redis = store.redis
-    pipe = redis.pipeline(transaction=False)
-    pipe.zrangebyscore(keys.lease_expiries(shard), "-inf", int(now * 1000), start=0, num=BATCH)
-    pipe.zrangebyscore(keys.dispatch_due(shard), "-inf", int(now * 1000), start=0, num=BATCH)
-    pipe.zrangebyscore(keys.call_deadlines(shard), "-inf", now, start=0, num=BATCH)
-    dead, overdue, expired = await pipe.execute()
-    failed: list[tuple[str, str, float]] = []  # (set, member, score to look again at)
+    # (set, what its entries are, its step, its scores' unit: ms, or seconds for the call deadlines)
+    sets = [(keys.lease_expiries(shard), "lease expiry", _resend_dead, 1000),
+            (keys.dispatch_due(shard), "dispatch watchdog", _resend_overdue, 1000),
+            (keys.call_deadlines(shard), "call deadline", _expire_call, 1)]
+
+    def score(seconds: float, unit: int) -> float:
+        return int(seconds * 1000) if unit == 1000 else round(seconds, 3)
+
+    taken = await asyncio.gather(*(  # one script per set, pipelined on the store's connection
+        DUE_CLAIM(store.mux, index=key, now_ms=score(now, unit), until_ms=score(now + HOLD_S, unit), limit=BATCH)
+        for key, _, _, unit in sets))
     acted = 0
-    for invocation_id in dead:
-        if await redis.zrem(keys.lease_expiries(shard), invocation_id):
-            acted += 1
-            if not await _isolated(_resend_dead(store, invocation_id), "lease expiry", invocation_id):
-                failed.append((keys.lease_expiries(shard), invocation_id, _ms(now + RETRY_FAILED_S)))
-    for invocation_id in overdue:
-        if await redis.zrem(keys.dispatch_due(shard), invocation_id):
-            acted += 1
-            if not await _isolated(_resend_overdue(store, invocation_id), "dispatch watchdog", invocation_id):
-                failed.append((keys.dispatch_due(shard), invocation_id, _ms(now + RETRY_FAILED_S)))
-    for member in expired:
-        if await redis.zrem(keys.call_deadlines(shard), member):
-            acted += 1
-            invocation_id, _, call_id = member.partition(" ")
-            if not await _isolated(_expire_call(store, invocation_id, call_id), "call deadline", member):
-                failed.append((keys.call_deadlines(shard), member, now + RETRY_FAILED_S))  # seconds, like its scores
-    if failed:  # each one's entry back, later: its failure is its own, and it is not lost
-        await store.batch(*[("ZADD", key, score, member) for key, member, score in failed])
+    drops, failed = [], []  # failed: (set, member, score to look again at)
+    for (key, what, step, unit), members in zip(sets, taken, strict=True):
+        finished = []
+        for member in map(_text, members):
+            outcome = await _isolated(step(store, member), what, member)
+            if outcome is None:
+                failed.append((key, member, score(now + RETRY_FAILED_S, unit)))
+            elif outcome:
+                finished.append(member)
+        acted += len(members)
+        if finished:
+            drops.append(DUE_DROP(store.mux, index=key, taken_score=score(now + HOLD_S, unit), members=finished))
+    await asyncio.gather(*drops)
+    if failed:  # each one's entry later: its failure is its own, and it is not lost
+        await store.batch(*[("ZADD", key, "XX", later, member) for key, member, later in failed])
     return acted
 
 
@@ -90,27 +95,38 @@ RETRY_FAILED_S = 60.0
 """How soon an entry whose step failed (a record of a shape this code does not expect) is looked at again."""
 
 
-async def _isolated(step, what: str, member: str) -> bool:
-    """Run one entry's step; False (logged, naming the entry) when it failed, so the rest of the batch goes on."""
+def _text(member) -> str:
+    return member.decode() if isinstance(member, bytes) else member
+
+
+async def _isolated(step, what: str, member: str) -> bool | None:
+    """Run one entry's step: whether its entry is finished with (True: dropped unless scored anew meanwhile;
+    False: the step scored it anew itself), or None when it failed (logged, naming the entry), so the rest of
+    the batch goes on."""
     try:
-        await step
+        return await step
     except Exception as exc:
         log.error("reaper: the %s step of %r failed (looked at again in %gs): %s: %s", what, member, RETRY_FAILED_S,
                   type(exc).__name__, exc)
-        return False
+        return None
+
+
+async def _resend_dead(store: InvocationStore, invocation_id: str) -> bool:
+    """Its lease entry is finished with either way: a job sent again has its dispatch-watchdog entry, written
+    before the send (``dispatch_next``), and its next claim's heartbeats write the lease entry anew."""
+    if await _resend(store, invocation_id):
+        log.warning("invocation %s: lease expired (worker gone?), sending its run job again", invocation_id)
     return True
 
 
-async def _resend_dead(store: InvocationStore, invocation_id: str) -> None:
-    if await _resend(store, invocation_id):
-        log.warning("invocation %s: lease expired (worker gone?), sending its run job again", invocation_id)
-
-
-async def _resend_overdue(store: InvocationStore, invocation_id: str) -> None:
+async def _resend_overdue(store: InvocationStore, invocation_id: str) -> bool:
+    """Postponed or sent again, the entry has its new score; it is finished with only when nothing was sent."""
     if await backlog.postponed(store, invocation_id):  # waiting in a queue held back on purpose, not lost
-        return
+        return False
     if await _resend(store, invocation_id):
         log.info("invocation %s: run job not claimed in time, sending it again", invocation_id)
+        return False
+    return True
 
 
 def _ms(seconds: float) -> int:
@@ -135,7 +151,10 @@ async def _resend(store: InvocationStore, invocation_id: str) -> bool:
     return True
 
 
-async def _expire_call(store: InvocationStore, invocation_id: str, call_id: str) -> None:
+async def _expire_call(store: InvocationStore, member: str) -> bool:
+    """Answer a pending call past its deadline (``member``: "<invocation id> <call id>") with its expiry (once: a
+    second pass finds it answered)."""
+    invocation_id, _, call_id = member.partition(" ")
     try:
         record = await store.get(invocation_id)
         call = next((c for c in record.pending_calls if c.id == call_id), None)
@@ -154,3 +173,4 @@ async def _expire_call(store: InvocationStore, invocation_id: str, call_id: str)
         log.info("invocation %s: pending call %s expired", invocation_id, call_id)
     except (CallNotPendingError, InvocationNotFoundError):
         pass
+    return True

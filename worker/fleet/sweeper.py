@@ -1,4 +1,6 @@
-"""Sweeper passes, run by every worker's reaper about once a second; whichever worker ZREMs an entry acts on it.
+"""Sweeper passes, run by every worker's reaper about once a second; whichever worker takes a due entry first acts
+on it. Taking pushes the entry's score on by ``HOLD_S`` (``lua/due/claim.lua``); the step then scores it anew or
+drops it (``lua/due/drop.lua``), so a worker killed between the two leaves the entry to a later pass.
 
 - Retention: every invocation has an entry in ``keys.retention_due`` (its user's shard on a Cluster, like the
   reaper's sets) from its enqueue on. When it is due the sweeper looks at the record. Not final (queued,
@@ -22,7 +24,7 @@ import logging
 import time
 
 from runtime.redis_store import keys
-from runtime.redis_store.scripts import FORGET
+from runtime.redis_store.scripts import DUE_CLAIM, DUE_DROP, FORGET
 from runtime.statuses import FINAL
 from worker.config.shards import in_use
 from worker.records.codec import dumps
@@ -45,13 +47,22 @@ async def sweep_once(store, shards: list[str] | None = None) -> int:
     return acted
 
 
-async def _claim(store, key: str, now_ms: int) -> list[str]:
-    """Due members of ``key`` this process removed first (the others are another worker's)."""
-    due = await store.mux.execute_command("ZRANGEBYSCORE", key, "-inf", now_ms, "LIMIT", 0, BATCH)
-    if not due:
-        return []
-    removed = await store.batch(*[("ZREM", key, member) for member in due])
-    return [member for member, reply in zip(due, removed, strict=True) if reply == 1]
+HOLD_S = 5.0
+"""How long an entry a pass took stays with it (``lua/due/claim.lua``): a worker killed between taking an entry
+and acting on it leaves it to the next pass after this long (removing it first lost it for good: a record never
+swept, an invocation never sent again). The reaper's sets are taken the same way."""
+
+
+async def _take(store, key: str, now_ms: int) -> list[str]:
+    """Due members of ``key`` this pass took (the others are another worker's), each held for ``HOLD_S``."""
+    taken = await DUE_CLAIM(store.mux, index=key, now_ms=now_ms, until_ms=now_ms + int(HOLD_S * 1000), limit=BATCH)
+    return [member.decode() if isinstance(member, bytes) else member for member in taken]
+
+
+async def _drop(store, key: str, now_ms: int, members: list[str]) -> None:
+    """Drop taken members whose step is done (not those scored anew since, by this pass or anyone)."""
+    if members:
+        await DUE_DROP(store.mux, index=key, taken_score=now_ms + int(HOLD_S * 1000), members=members)
 
 
 async def sweep_shard(store, shard: str, now_ms: int) -> int:
@@ -61,7 +72,7 @@ async def sweep_shard(store, shard: str, now_ms: int) -> int:
 
 async def _sweep_invocations(store, shard: str, now_ms: int) -> int:
     due = keys.retention_due(shard)
-    ids = await _claim(store, due, now_ms)
+    ids = await _take(store, due, now_ms)
     if not ids:
         return 0
     located = await store.batch(*[("HGET", store.index_key(invocation_id), invocation_id) for invocation_id in ids])
@@ -105,6 +116,9 @@ async def _sweep_invocations(store, shard: str, now_ms: int) -> int:
         log.error("retention: %s %r failed: %s", command[0], command[1], reply)
     if failed:
         raise failed[0][1]
+    # done with: swept now, or before (no index entry); every other one was scored anew above
+    forgotten = {invocation_id for _, _, invocation_id in forgets}
+    await _drop(store, due, now_ms, [i for i in ids if i not in where or i in forgotten])
     return len(ids)
 
 
@@ -143,9 +157,10 @@ def _forget(store, app: str, user: str, invocation_id: str):
 
 async def _sweep_sessions(store, shard: str, now_ms: int) -> int:
     expiries = keys.session_expiries(shard)
-    members = await _claim(store, expiries, now_ms)
+    members = await _take(store, expiries, now_ms)
     idle_s = store.retention.session_idle_s
     if not members or idle_s is None:
+        await _drop(store, expiries, now_ms, members)  # a worker without a session TTL drops them
         return len(members)
     sessions = [json.loads(member) for member in members]
     probes = []
@@ -154,11 +169,12 @@ async def _sweep_sessions(store, shard: str, now_ms: int) -> int:
                    ("LLEN", keys.session_queue(app, user, sid))]
     replies = await store.batch(*probes)
     later: list = []
-    doomed = []
+    doomed, done = [], []
     for n, (member, (app, user, sid)) in enumerate(zip(members, sessions, strict=True)):
         last, queued = replies[2 * n], replies[2 * n + 1]
         if last is None:
-            continue  # deleted already
+            done.append(member)  # deleted already
+            continue
         if isinstance(last, Exception) or isinstance(queued, Exception) or queued:
             later += [now_ms + int(idle_s * 1000), member]  # busy: it cannot be idle before a TTL from now
             continue
@@ -167,12 +183,14 @@ async def _sweep_sessions(store, shard: str, now_ms: int) -> int:
             later += [idle_until, member]
         else:
             doomed.append((app, user, sid))
-    if later:
-        await store.mux.execute_command("ZADD", expiries, "GT", *later)
+            done.append(member)
+    if later:  # over the take's score (an enqueue's push-back in between is re-checked early: harmless)
+        await store.mux.execute_command("ZADD", expiries, "XX", *later)
     reason = f"session was idle for more than {idle_s:g}s and expired"
     for start in range(0, len(doomed), 100):
         await asyncio.gather(*(store.delete_session(app, user, sid, reason) for app, user, sid in
                                doomed[start : start + 100]))
     if doomed:
         log.info("deleted %d idle session(s)", len(doomed))
+    await _drop(store, expiries, now_ms, done)
     return len(members)
