@@ -44,6 +44,19 @@ XDIST_GROUPS = {
 module-scoped fixture is grouped with its module's tests besides; any other test goes wherever a process is free."""
 
 
+SLOW_FIRST = (
+    "tests/upgrade/test_upgrade_from_previous_release.py",  # ~5 min, mostly waiting for a retention to pass
+    "tests/worker/test_exact_counts.py::test_counts_stay_exact_over_100000",  # ~3-4 min of CPU
+    "tests/worker/test_kill_storm.py",
+    "tests/docs/test_code_blocks.py",  # a page's every command: up to 2 min a page
+    "tests/worker/test_schedules_e2e.py",
+    "tests/worker/test_cli_first_hour.py",
+)
+"""Tests that take minutes, moved to the front of the collection so that ``--dist loadgroup`` hands them out
+first (after the groups of many tests, which xdist puts first itself): started last, the slowest of them alone
+made the suite's tail, one process busy while the others had nothing left."""
+
+
 def pytest_configure(config):
     config.addinivalue_line(
         "markers", "serial: runs alone, after the parallel part of `make test` (timing-sensitive: it measures "
@@ -69,6 +82,11 @@ def pytest_collection_modifyitems(config, items):
             group = path
         if group is not None and item.get_closest_marker("xdist_group") is None:
             item.add_marker(pytest.mark.xdist_group(group))
+    items.sort(key=_slowness_rank)  # stable: the rest keep their order
+
+
+def _slowness_rank(item) -> int:
+    return next((rank for rank, prefix in enumerate(SLOW_FIRST) if item.nodeid.startswith(prefix)), len(SLOW_FIRST))
 
 
 @pytest.fixture(scope="session")
