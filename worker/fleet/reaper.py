@@ -129,10 +129,6 @@ async def _resend_overdue(store: InvocationStore, invocation_id: str) -> bool:
     return True
 
 
-def _ms(seconds: float) -> int:
-    return int(seconds * 1000)
-
-
 NOT_RUNNABLE = FINAL | {"parked"}
 """Statuses whose run job is never sent again: a claim would refuse it (a parked one is sent by its answer)."""
 
