@@ -101,6 +101,13 @@ class PageSession:
             time.sleep(0.2)
         for group in self.groups:
             _signal_group(group, signal.SIGKILL)
+        # A block's `agentq api &` may start the embedded redis-server only after the stop above looked (it was
+        # still importing): the server runs in a session of its own, so no group signal reaches it.
+        from worker.config.local_redis import running_url
+
+        if running_url(Path(self.env["AGENTQ_DATA_DIR"])) is not None:
+            subprocess.run([str(Path(sys.executable).parent / "agentq"), "stop"], cwd=self.folder, env=self.env,
+                           stdin=subprocess.DEVNULL, capture_output=True, timeout=120)
 
 
 def _signal_group(group: int, signum: int) -> None:
