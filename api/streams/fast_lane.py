@@ -65,8 +65,8 @@ class RunSseFastLane:
             return None
         settings = self.api.state.settings
         try:
-            caller = resolve_caller(Request(scope), settings.keys, settings.oidc)
-            if not caller.has_any(route_rule("POST", PATH)):
+            caller = _admitted_caller(settings, scope, PATH)
+            if caller is None:
                 return None
             # Parsed then validated as Python data, as FastAPI does (pydantic's JSON mode differs in corners).
             body = AgentRunRequest.model_validate(json.loads(raw))
@@ -121,8 +121,8 @@ class CreateSessionFastLane:
             return None
         settings = self.api.state.settings
         try:
-            caller = resolve_caller(Request(scope), settings.keys, settings.oidc)
-            if not caller.has_any(route_rule("POST", SESSIONS)):
+            caller = _admitted_caller(settings, scope, SESSIONS)
+            if caller is None:
                 return None
             body = CreateSessionRequest.model_validate(json.loads(raw)) if raw else CreateSessionRequest()
             if body.events:
@@ -131,6 +131,13 @@ class CreateSessionFastLane:
         except Exception:  # refused, malformed or odd in any way: the route gives its own answer
             return None
         return UserScope(app_name=where[0], user_id=where[1], caller=caller), body
+
+
+def _admitted_caller(settings, scope: Scope, route: str):
+    """The caller as the route resolves it (a refused key raises, as there), or None when its roles do not
+    admit POST ``route``."""
+    caller = resolve_caller(Request(scope), settings.keys, settings.oidc)
+    return caller if caller.has_any(route_rule("POST", route)) else None
 
 
 def _session_create_path(scope: Scope) -> tuple[str, str] | None:
