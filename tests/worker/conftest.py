@@ -94,6 +94,25 @@ class WorkerPool:
                 process.wait()
 
 
+@pytest.fixture(scope="module")
+def broker(tmp_path_factory):
+    """A plain redis-server as the Celery broker of a module's store on the Redis Cluster (a Cluster cannot be
+    one); in the modules without workers nothing takes its jobs."""
+    with EmbeddedRedis(tmp_path_factory.mktemp("cluster-broker"), appendonly=False) as server:
+        yield server
+
+
+@pytest.fixture
+async def cluster_store(redis_cluster_url, broker, monkeypatch):
+    """An InvocationStore on the shared Redis Cluster, its run jobs sent to ``broker``."""
+    from worker.records.store import InvocationStore
+
+    monkeypatch.setenv("AGENTQ_BROKER_URL", broker.url)
+    store = InvocationStore(redis_cluster_url)
+    yield store
+    await store.aclose()
+
+
 @pytest.fixture(scope="package")
 def worker_redis(tmp_path_factory):
     """A redis-server only this package's worker processes use (never flushed while they run)."""

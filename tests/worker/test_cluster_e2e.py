@@ -17,7 +17,7 @@ from redis.cluster import RedisCluster
 from redis.crc import key_slot
 
 from runtime.redis_store import keys
-from runtime.redis_store.launcher import EmbeddedRedis, free_port
+from runtime.redis_store.launcher import free_port
 from tests.redis_cluster import LocalRedisCluster, slot_ranges
 from tests.worker.apps import STEPS
 from tests.worker.conftest import APPS, ROOT, WorkerPool
@@ -36,12 +36,6 @@ from tests.worker.test_worker_e2e import (
 def cluster(tmp_path_factory):
     with LocalRedisCluster(tmp_path_factory.mktemp("e2e-cluster")) as cluster:
         yield cluster
-
-
-@pytest.fixture(scope="module")
-def broker(tmp_path_factory):
-    with EmbeddedRedis(tmp_path_factory.mktemp("cluster-broker"), appendonly=False) as server:
-        yield server
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,6 @@ import pytest
 import redis
 
 from runtime.redis_store import keys
-from runtime.redis_store.launcher import EmbeddedRedis
 from runtime.redis_store.scripts import DUE_CLAIM, DUE_DROP, DUE_SETTLE
 from worker.config import due_shards
 from worker.config.shards import slot_tag
@@ -26,18 +25,9 @@ _NOT_COUNTED = {"info", "cluster", "command", "script", "ping", "readonly", "con
 """The test's own reads and a cluster client's housekeeping, not the pass's work."""
 
 
-@pytest.fixture(scope="module")
-def broker(tmp_path_factory):
-    with EmbeddedRedis(tmp_path_factory.mktemp("reaper-broker"), appendonly=False) as server:
-        yield server
-
-
 @pytest.fixture
-async def store(redis_cluster_url, broker, monkeypatch):
-    monkeypatch.setenv("AGENTQ_BROKER_URL", broker.url)  # run jobs go there (no worker takes them here)
-    store = InvocationStore(redis_cluster_url)
-    yield store
-    await store.aclose()
+def store(cluster_store):
+    return cluster_store
 
 
 def _commands(cluster) -> int:

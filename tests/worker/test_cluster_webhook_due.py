@@ -14,7 +14,6 @@ import time
 import pytest
 
 from runtime.redis_store import keys
-from runtime.redis_store.launcher import EmbeddedRedis
 from runtime.redis_store.scripts import DUE_CLAIM, DUE_SETTLE, WEBHOOK_CLAIM, WEBHOOK_DELIVERED
 from tests.redis_cluster import LocalRedisCluster
 from tests.worker.test_cluster_reaper import _by_name, _shards_in_use
@@ -27,18 +26,9 @@ from worker.webhooks.deliverer import WebhookDeliverer
 from worker.webhooks.signing import verify
 
 
-@pytest.fixture(scope="module")
-def broker(tmp_path_factory):
-    with EmbeddedRedis(tmp_path_factory.mktemp("webhook-due-broker"), appendonly=False) as server:
-        yield server
-
-
 @pytest.fixture
-async def store(redis_cluster_url, broker, monkeypatch):
-    monkeypatch.setenv("AGENTQ_BROKER_URL", broker.url)  # run jobs go there (no worker takes them here)
-    store = InvocationStore(redis_cluster_url)
-    yield store
-    await store.aclose()
+def store(cluster_store):
+    return cluster_store
 
 
 @pytest.fixture

@@ -11,7 +11,6 @@ import pytest
 from redis.asyncio.cluster import RedisCluster
 
 from runtime.redis_store import keys
-from runtime.redis_store.launcher import EmbeddedRedis
 from tests.worker.test_cluster_e2e import _users_on_every_master
 from tests.worker.test_webhooks import KEY, Receiver, _deliver_until_settled, _fast
 from worker.config.shards import shard_of
@@ -19,12 +18,6 @@ from worker.records.store import InvocationStore
 from worker.webhooks import outbox as outbox
 from worker.webhooks.deliverer import WebhookDeliverer
 from worker.webhooks.signing import verify
-
-
-@pytest.fixture(scope="module")
-def broker(tmp_path_factory):
-    with EmbeddedRedis(tmp_path_factory.mktemp("webhook-broker"), appendonly=False) as server:
-        yield server
 
 
 @pytest.fixture
@@ -36,11 +29,8 @@ def hook():
 
 
 @pytest.fixture
-async def store(redis_cluster_url, broker, monkeypatch):
-    monkeypatch.setenv("AGENTQ_BROKER_URL", broker.url)  # run jobs go there (no worker takes them here)
-    store = InvocationStore(redis_cluster_url)
-    yield store
-    await store.aclose()
+def store(cluster_store):
+    return cluster_store
 
 
 async def _cancelled_with_webhooks(store: InvocationStore, users: list[str], url: str) -> list[str]:

@@ -10,7 +10,6 @@ import time
 import pytest
 
 from runtime.redis_store import keys
-from runtime.redis_store.launcher import EmbeddedRedis
 from worker.client import AgentqClient
 from worker.config.shards import in_use, shard_of
 from worker.schedules import Scheduler
@@ -18,12 +17,6 @@ from worker.schedules.firing import due_member
 
 APP = "weather"
 USERS = ["ann", "bob", "cyd", "dee"]
-
-
-@pytest.fixture(scope="module")
-def broker(tmp_path_factory):
-    with EmbeddedRedis(tmp_path_factory.mktemp("schedules-broker"), appendonly=False) as server:
-        yield server
 
 
 @pytest.fixture
