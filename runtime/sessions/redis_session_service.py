@@ -261,9 +261,10 @@ class RedisSessionService(BaseSessionService):
         entry = None if self.histories is None else self.histories.get((app_name, user_id, session_id))
         held = (0, 0, "") if entry is None else (entry.version, entry.count, entry.digest)
         session = read_keys(app_name, user_id, session_id, self._app_apart)
-        return (entry, held), {"state": session["state"], "user_state": session["user_state"], "events": session["events"],
-                       "app_state": session.get("app_state"),
-                       "held_version": held[0], "held_count": held[1], "held_last_sha": held[2]}
+        return (entry, held), {
+            "state": session["state"], "user_state": session["user_state"], "events": session["events"],
+            "app_state": session.get("app_state"),
+            "held_version": held[0], "held_count": held[1], "held_last_sha": held[2]}
 
     def adopt_claimed_read(self, app_name: str, user_id: str, session_id: str, basis: Any, reply: Any) -> None:
         """Let the current task's first ``get_session`` of this session (without a config) use the read its
